@@ -1,0 +1,173 @@
+// Command line shared by every step. Host-only C++ so the host tests can include it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+// A bad flag or value. The message always starts with the flag's name; main exits 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::vector<size_t> sizes{size_t(1) << 28};  // --n, comma separated
+  std::vector<std::string> dtypes{"int"};      // --dtype int|float|all
+  std::string variant = "all";                 // --variant NAME|all
+  int reps = 20;
+  int warmup = 3;
+  bool check_only = false;                     // --check: verify, no timing
+  std::string csv;                             // --csv FILE: append rows
+  int device = 0;
+  uint64_t seed = 12345;
+  std::vector<size_t> offsets{0};              // --offset: input pointer offset in elements
+  int repeat_results = 0;                      // --repeat-results K: run K times, print results
+  bool help = false;
+};
+
+// "1048576", "2^20", "1<<20", "4M", "1G", optionally followed by "+7" or "-1".
+inline size_t parse_size(const std::string& text, const std::string& flag) {
+  auto fail = [&](const std::string& why) -> UsageError {
+    return UsageError(flag + ": " + why + " (got '" + text + "'; try 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1)");
+  };
+  size_t pos = 0;
+  auto number = [&]() -> uint64_t {
+    size_t start = pos;
+    uint64_t v = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (v > (UINT64_C(1) << 50)) throw fail("too large");
+      v = v * 10 + uint64_t(text[pos++] - '0');
+    }
+    if (pos == start) throw fail("expected a number");
+    return v;
+  };
+  const uint64_t limit = UINT64_C(1) << 40;
+  uint64_t value = number();
+  if (text.compare(pos, 1, "^") == 0 || text.compare(pos, 2, "<<") == 0) {
+    bool power = text[pos] == '^';
+    pos += power ? 1 : 2;
+    uint64_t e = number();
+    if (power && value != 2) throw fail("only powers of two are accepted");
+    if (power) value = 1;  // 2^e is 1 << e
+    if (e > 40 || value > (limit >> e)) throw fail("too large (at most 2^40)");
+    value <<= e;
+  } else if (pos < text.size() && (text[pos] == 'K' || text[pos] == 'M' || text[pos] == 'G')) {
+    value <<= text[pos] == 'K' ? 10 : text[pos] == 'M' ? 20 : 30;
+    ++pos;
+  }
+  if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    bool plus = text[pos++] == '+';
+    uint64_t d = number();
+    if (!plus && d >= value) throw fail("must be at least 1");
+    value = plus ? value + d : value - d;
+  }
+  if (pos != text.size()) throw fail("unexpected '" + text.substr(pos) + "'");
+  if (value > limit) throw fail("too large (at most 2^40)");
+  return size_t(value);
+}
+
+inline std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+inline int parse_int(const std::string& text, const std::string& flag, int lo, int hi) {
+  size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || v < lo || v > hi)
+    throw UsageError(flag + ": expected a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + " (got '" + text + "')");
+  return int(v);
+}
+
+inline Options parse_args(int argc, const char* const* argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    std::string value;
+    bool inline_value = false;
+    if (size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      inline_value = true;
+    }
+    auto take = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= argc) throw UsageError(flag + ": missing value");
+      return argv[++i];
+    };
+    if (flag == "--help" || flag == "-h") {
+      o.help = true;
+    } else if (flag == "--check") {
+      o.check_only = true;
+    } else if (flag == "--n") {
+      o.sizes.clear();
+      for (const auto& s : split_commas(take())) {
+        size_t n = parse_size(s, "--n");
+        if (n == 0) throw UsageError("--n: must be at least 1 (got '" + s + "')");
+        o.sizes.push_back(n);
+      }
+    } else if (flag == "--offset") {
+      o.offsets.clear();
+      for (const auto& s : split_commas(take())) o.offsets.push_back(size_t(parse_int(s, "--offset", 0, 15)));
+    } else if (flag == "--dtype") {
+      std::string d = take();
+      if (d == "all") o.dtypes = {"int", "float"};
+      else if (d == "int" || d == "float") o.dtypes = {d};
+      else throw UsageError("--dtype: expected int, float or all (got '" + d + "')");
+    } else if (flag == "--variant") {
+      o.variant = take();
+      if (o.variant.empty()) throw UsageError("--variant: empty name");
+    } else if (flag == "--reps") {
+      o.reps = parse_int(take(), "--reps", 1, 100000);
+    } else if (flag == "--warmup") {
+      o.warmup = parse_int(take(), "--warmup", 0, 100000);
+    } else if (flag == "--csv") {
+      o.csv = take();
+      if (o.csv.empty()) throw UsageError("--csv: empty file name");
+    } else if (flag == "--device") {
+      o.device = parse_int(take(), "--device", 0, 1023);
+    } else if (flag == "--seed") {
+      o.seed = uint64_t(parse_int(take(), "--seed", 0, 2147483647));
+    } else if (flag == "--repeat-results") {
+      o.repeat_results = parse_int(take(), "--repeat-results", 2, 1000);
+    } else {
+      throw UsageError(flag + ": unknown flag (see --help)");
+    }
+  }
+  return o;
+}
+
+inline const char* usage_text() {
+  return "Options:\n"
+         "  --n SIZES             elements, comma separated: 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1 (default 2^28)\n"
+         "  --dtype int|float|all element type (default int)\n"
+         "  --variant NAME|all    which variant(s) to run (default all)\n"
+         "  --reps R              timed repetitions; the median is reported (default 20)\n"
+         "  --warmup W            untimed runs before timing (default 3)\n"
+         "  --check               verify only, no timing and no CUB baseline\n"
+         "  --csv FILE            append one CSV row per measurement\n"
+         "  --device K            GPU to use (default 0)\n"
+         "  --seed S              seed of the random input (default 12345)\n"
+         "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
+         "  --repeat-results K    run each variant K times on the same input and print every result\n"
+         "  --help                this text\n"
+         "Exit codes: 0 ok, 1 a result that should be right was wrong, 2 bad flag, 77 no usable GPU.\n";
+}
+
+}  // namespace harness

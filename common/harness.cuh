@@ -1,0 +1,365 @@
+// The harness every step hands its launchers to: device set-up, input, verification,
+// timing, the CUB baseline, the result table and CSV rows. A step never repeats any of it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cub/device/device_reduce.cuh>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "reference.hpp"
+
+namespace harness {
+
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline void check_cuda(cudaError_t err, const char* call, const char* file, int line) {
+  if (err != cudaSuccess)
+    throw CudaError(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cudaGetErrorString(err));
+}
+#define CUDA_CHECK(call) ::harness::check_cuda((call), #call, __FILE__, __LINE__)
+// After every kernel launch: a bad launch configuration is reported here, at its line.
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+// What a launcher gets besides its input and output.
+struct Launch {
+  cudaStream_t stream;
+  void* scratch;  // device memory for per-block partials, at least n/32 x 8 bytes + 1 MiB
+  size_t scratch_bytes;
+  template <typename T>
+  T* scratch_as(size_t count) const {
+    if (count * sizeof(T) > scratch_bytes) throw std::runtime_error("harness scratch buffer too small");
+    return static_cast<T*>(scratch);
+  }
+};
+
+// How many blocks of `kernel` fit on the whole GPU at once (SMs x blocks per SM).
+template <typename Kernel>
+unsigned resident_blocks(Kernel kernel, int threads_per_block, size_t dynamic_smem = 0) {
+  int device = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_per_block, dynamic_smem));
+  return unsigned(sms) * unsigned(per_sm);
+}
+
+template <typename T>
+using Launcher = std::function<void(const T* in, size_t n, T* out, const Launch& ctx)>;
+
+// One way of reducing. `f` is a generic lambda: the harness instantiates it for int and float.
+struct Variant {
+  std::string name, about;
+  Launcher<int> run_int;
+  Launcher<float> run_float;
+  bool expect_correct;
+  template <class F>
+  Variant(std::string name_, std::string about_, F f, bool expect_correct_ = true)
+      : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), expect_correct(expect_correct_) {}
+  template <typename T>
+  const Launcher<T>& launcher() const {
+    if constexpr (std::is_same_v<T, int>) return run_int;
+    else return run_float;
+  }
+};
+
+struct DeviceInfo {
+  std::string name, cuda;
+  int sms = 0, l2_bytes = 0, cc_major = 0, cc_minor = 0;
+  double peak_gbps = 0;  // theoretical: memory clock x 2 (double data rate) x bus width
+};
+
+inline DeviceInfo device_info(int device) {
+  DeviceInfo d;
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  int clock_khz = 0, bus_bits = 0, runtime = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  d.name = prop.name;
+  d.cuda = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+  d.sms = prop.multiProcessorCount;
+  d.l2_bytes = prop.l2CacheSize;
+  d.cc_major = prop.major;
+  d.cc_minor = prop.minor;
+  d.peak_gbps = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  return d;
+}
+
+template <typename T>
+__global__ void fill_input_kernel(T* base, size_t lead, size_t n, size_t total, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x)
+    base[i] = (i >= lead && i - lead < n) ? input_value<T>(seed, i - lead, n) : guard_value<T>();
+}
+
+// Reads a buffer twice the L2's size so that the next timed run finds its input in DRAM,
+// not in L2. It only reads, so no dirty lines are left to be written back during timing.
+__global__ void flush_l2_kernel(const int4* buf, size_t count, int* sink) {
+  int acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+    int4 v = buf[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff) *sink = acc;  // never true (buffer is zero); keeps the loads alive
+}
+
+struct Timing {
+  double median_ms = 0, min_ms = 0;
+};
+
+class Bench {
+ public:
+  Bench(const Options& opt, const DeviceInfo& dev, const std::string& step) : opt_(opt), dev_(dev), step_(step) {
+    CUDA_CHECK(cudaStreamCreate(&stream_));
+    flush_count_ = size_t(std::max(dev.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
+    CUDA_CHECK(cudaMalloc(&flush_buf_, flush_count_ * sizeof(int4) + sizeof(int)));
+    CUDA_CHECK(cudaMemset(flush_buf_, 0, flush_count_ * sizeof(int4) + sizeof(int)));
+  }
+  ~Bench() {
+    cudaFree(flush_buf_);
+    cudaStreamDestroy(stream_);
+  }
+  cudaStream_t stream() const { return stream_; }
+
+  // Median and min over reps; each rep is timed alone by its own pair of events, which
+  // enclose only `launch` (the launches, and a memset where the algorithm needs one).
+  template <class F>
+  Timing time(F&& launch) {
+    for (int w = 0; w < opt_.warmup; ++w) launch();
+    std::vector<cudaEvent_t> start(opt_.reps), stop(opt_.reps);
+    for (int r = 0; r < opt_.reps; ++r) {
+      CUDA_CHECK(cudaEventCreate(&start[r]));
+      CUDA_CHECK(cudaEventCreate(&stop[r]));
+    }
+    for (int r = 0; r < opt_.reps; ++r) {
+      flush_l2_kernel<<<dev_.sms * 4, 512, 0, stream_>>>(flush_buf_, flush_count_, reinterpret_cast<int*>(flush_buf_ + flush_count_));
+      CUDA_CHECK(cudaEventRecord(start[r], stream_));
+      launch();
+      CUDA_CHECK(cudaEventRecord(stop[r], stream_));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<double> ms(opt_.reps);
+    for (int r = 0; r < opt_.reps; ++r) {
+      float t = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&t, start[r], stop[r]));
+      ms[r] = t;
+      cudaEventDestroy(start[r]);
+      cudaEventDestroy(stop[r]);
+    }
+    std::sort(ms.begin(), ms.end());
+    size_t h = ms.size() / 2;
+    return {ms.size() % 2 ? ms[h] : (ms[h - 1] + ms[h]) / 2, ms.front()};
+  }
+
+  void report(const std::string& variant, const char* dtype, size_t n, size_t offset, size_t bytes,
+              const Timing& t, double cub_ms, const std::string& check, bool ok) {
+    double gbps = bytes / (t.median_ms * 1e6);
+    double pct = 100.0 * gbps / dev_.peak_gbps;
+    std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%% %5.2fx  %s\n", dtype, n, offset, variant.c_str(),
+                t.median_ms, t.min_ms, gbps, pct, cub_ms / t.median_ms, check.c_str());
+    if (opt_.csv.empty()) return;
+    std::ifstream probe(opt_.csv);
+    bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
+    std::ofstream csv(opt_.csv, std::ios::app);
+    if (!csv) throw std::runtime_error("--csv: cannot open " + opt_.csv + " for appending");
+    if (fresh) csv << csv_header() << "\n";
+    csv << csv_row(dev_.name, dev_.cuda, variant == "cub" ? "cub" : step_, variant, dtype, n, t.median_ms, gbps, pct, ok)
+        << "\n";
+  }
+
+ private:
+  const Options& opt_;
+  const DeviceInfo& dev_;
+  std::string step_;
+  cudaStream_t stream_{};
+  int4* flush_buf_ = nullptr;
+  size_t flush_count_ = 0;
+};
+
+template <typename T>
+Verdict verify_result(T got, const Reference& ref, size_t n) {
+  if constexpr (std::is_same_v<T, int>) return verify(got, ref);
+  else return verify(got, ref, n);
+}
+
+// Runs launch once on a poisoned output (all bits set: -1 for int, NaN for float), returns the result.
+template <typename T, class F>
+T run_once(F&& launch, T* d_out, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, sizeof(T), stream));
+  launch();
+  T got{};
+  CUDA_CHECK(cudaMemcpyAsync(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return got;
+}
+
+// One dtype over every size and offset: reference, CUB, then each selected variant.
+// Returns false when a variant that should be right (or CUB) was wrong.
+template <typename T>
+bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::vector<const Variant*>& variants,
+               void* d_in_raw, T* d_out, const Launch& ctx) {
+  bool all_ok = true;
+  void* cub_temp = nullptr;
+  size_t cub_temp_bytes = 0;
+  cudaStream_t s = ctx.stream;
+  for (size_t n : opt.sizes) {
+    for (size_t offset : opt.offsets) {
+      const size_t lead = 64 + offset;  // 256 bytes of guard values, then `offset` more elements
+      T* base = static_cast<T*>(d_in_raw);
+      fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, n, lead + n + 64, opt.seed);
+      CUDA_CHECK_LAUNCH();
+      const T* in = base + lead;
+      const Reference ref = reference_sum<T>(opt.seed, n);
+      const size_t bytes = n * sizeof(T);
+
+      // CUB on the same data; its temporary storage is allocated here, outside the timing.
+      size_t need = 0;
+      auto cub_sum = [&] {
+        if (n <= size_t(INT32_MAX)) CUDA_CHECK(cub::DeviceReduce::Sum(cub_temp, need, in, d_out, int(n), s));
+        else CUDA_CHECK(cub::DeviceReduce::Sum(cub_temp, need, in, d_out, int64_t(n), s));
+      };
+      void* keep = cub_temp;
+      cub_temp = nullptr;
+      cub_sum();  // size query
+      cub_temp = keep;
+      if (need > cub_temp_bytes) {
+        CUDA_CHECK(cudaFree(cub_temp));
+        CUDA_CHECK(cudaMalloc(&cub_temp, need));
+        cub_temp_bytes = need;
+      }
+      double cub_ms = 0;
+      if (!opt.check_only) {
+        Verdict v = verify_result(run_once(cub_sum, d_out, s), ref, n);
+        all_ok &= v.ok;
+        Timing t = bench.time(cub_sum);
+        cub_ms = t.median_ms;
+        bench.report("cub", dtype, n, offset, bytes, t, cub_ms, (v.ok ? "ok " : "FAILED ") + v.detail, v.ok);
+      }
+
+      for (const Variant* var : variants) {
+        auto launch = [&] { var->launcher<T>()(in, n, d_out, ctx); };
+        Verdict v = verify_result(run_once(launch, d_out, s), ref, n);
+        std::string check = v.ok ? "ok " + v.detail
+                            : var->expect_correct ? "FAILED " + v.detail
+                                                  : "WRONG, as this variant demonstrates: " + v.detail;
+        if (!v.ok && var->expect_correct) all_ok = false;
+        if (v.ok && !var->expect_correct) check = "right this time, but unreliable (see the docs): " + v.detail;
+        if (opt.repeat_results > 0) {
+          std::set<T> distinct;
+          std::printf("%-5s %11zu %3zu  %-16s results of %d runs:", dtype, n, offset, var->name.c_str(), opt.repeat_results);
+          for (int r = 0; r < opt.repeat_results; ++r) {
+            T got = run_once(launch, d_out, s);
+            distinct.insert(got);
+            std::printf(" %.9g", double(got));
+          }
+          std::printf("  -> %zu distinct\n", distinct.size());
+        }
+        if (opt.check_only) {
+          std::printf("%-5s %11zu %3zu  %-16s %s\n", dtype, n, offset, var->name.c_str(), check.c_str());
+          continue;
+        }
+        bench.report(var->name, dtype, n, offset, bytes, bench.time(launch), cub_ms, check, v.ok);
+      }
+    }
+  }
+  CUDA_CHECK(cudaFree(cub_temp));
+  return all_ok;
+}
+
+// The whole program behind every step's main(). Exit codes: see usage_text().
+inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants) {
+  Options opt;
+  std::vector<const Variant*> chosen;
+  try {
+    opt = parse_args(argc, argv);
+    for (const auto& v : all_variants)
+      if (opt.variant == "all" || opt.variant == v.name) chosen.push_back(&v);
+    if (chosen.empty()) {
+      std::string names;
+      for (const auto& v : all_variants) names += v.name + ", ";
+      throw UsageError("--variant: unknown '" + opt.variant + "' (choose from " + names + "all)");
+    }
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
+    return 2;
+  }
+  if (opt.help) {
+    std::printf("%s: sum an array on the GPU, verify it, time it against CUB.\nVariants:\n", step);
+    for (const auto& v : all_variants) std::printf("  %-16s %s\n", v.name.c_str(), v.about.c_str());
+    std::printf("%s", usage_text());
+    return 0;
+  }
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", step,
+                e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+    return 77;
+  }
+  if (opt.device >= count) {
+    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", step, opt.device, count);
+    return 2;
+  }
+  try {
+    CUDA_CHECK(cudaSetDevice(opt.device));
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, fill_input_kernel<int>) == cudaErrorNoKernelImageForDevice) {
+      cudaDeviceProp p{};
+      CUDA_CHECK(cudaGetDeviceProperties(&p, opt.device));
+      std::fprintf(stderr, "%s: error: not built for this GPU (sm_%d%d); reconfigure with -DCMAKE_CUDA_ARCHITECTURES=native\n",
+                   step, p.major, p.minor);
+      return 1;
+    }
+    const DeviceInfo dev = device_info(opt.device);
+    const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
+    const size_t in_bytes = (max_n + 64 + 16 + 64) * 4;  // guards + offset room; int and float are 4 bytes
+    const size_t scratch_bytes = max_n / 32 * 8 + (size_t(1) << 20);
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (in_bytes + scratch_bytes + (size_t(256) << 20) > free_b) {
+      std::fprintf(stderr, "%s: error: --n: %zu elements need %.2f GiB of GPU memory; %.2f GiB are free\n", step, max_n,
+                   (in_bytes + scratch_bytes) / 1073741824.0, free_b / 1073741824.0);
+      return 2;
+    }
+    std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s, theoretical peak %.0f GB/s\n", step, dev.name.c_str(),
+                dev.cc_major, dev.cc_minor, dev.sms, dev.cuda.c_str(), dev.peak_gbps);
+    if (opt.check_only)
+      std::printf("check only: each variant once on a poisoned output, against the host reference\n%-5s %11s %3s  %-16s %s\n",
+                  "dtype", "n", "off", "variant", "check");
+    else
+      std::printf("median of %d timed runs after %d warm-up; L2 flushed before each; GB/s = n*sizeof(T)/median\n"
+                  "%-5s %11s %3s  %-16s %9s %9s %8s %6s %6s  %s\n",
+                  opt.reps, opt.warmup, "dtype", "n", "off", "variant", "median ms", "min ms", "GB/s", "%peak", "xCUB", "check");
+    Bench bench(opt, dev, step);
+    void* d_in = nullptr;
+    void* d_scratch = nullptr;
+    void* d_out = nullptr;
+    CUDA_CHECK(cudaMalloc(&d_in, in_bytes));
+    CUDA_CHECK(cudaMalloc(&d_scratch, scratch_bytes));
+    CUDA_CHECK(cudaMalloc(&d_out, 256));
+    const Launch ctx{bench.stream(), d_scratch, scratch_bytes};
+    bool ok = true;
+    for (const auto& dtype : opt.dtypes) {
+      if (dtype == "int") ok &= run_dtype<int>("int", opt, bench, chosen, d_in, static_cast<int*>(d_out), ctx);
+      else ok &= run_dtype<float>("float", opt, bench, chosen, d_in, static_cast<float*>(d_out), ctx);
+    }
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_scratch));
+    CUDA_CHECK(cudaFree(d_out));
+    if (!ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", step);
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
+    return 1;
+  }
+}
+
+}  // namespace harness

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The one command for a GPU machine (H100/H200): configure and build, run every CTest test
+# (the gpu ones included), the sanitizer runs, a size sweep 2^10..2^30 of every step and
+# variant in int and float with CUB beside them, then the plots and a summary table.
+# Writes plots/data/<gpu>.csv, plots/*.png, docs/logs/*.log (trimmed sanitizer reports)
+# and, with full logs, $BUILD_DIR/gpu_check/. Exit status: non-zero if any part failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build-gpu}
+PLOT_PYTHON=${PLOT_PYTHON:-$(bash scripts/find_python.sh || echo python3)}
+logs=$build/gpu_check
+mkdir -p "$logs" docs/logs plots/data
+status=0
+step() { echo; echo "=== [$(date +%H:%M:%S)] $*"; }
+
+step "configure and build (CMAKE_CUDA_ARCHITECTURES=${ARCH:-90})"
+cmake -S . -B "$build" -DCMAKE_CUDA_ARCHITECTURES="${ARCH:-90}" -DPLOT_PYTHON="$PLOT_PYTHON" >"$logs/configure.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1 || { cat "$logs"/*.log; echo "build failed"; exit 1; }
+"$build/step00_baseline" --check --n 1 >/dev/null 2>&1
+if [ $? = 77 ]; then "$build/step00_baseline" --check --n 1; exit 77; fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$logs/nvidia-smi.txt" 2>&1
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
+
+step "ctest (all tests, gpu included)"
+ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$logs/ctest.log" | grep -E "tests passed|Test +#|Failed|\*\*\*" || true
+grep -q "100% tests passed" "$logs/ctest.log" || status=1
+
+for mode in racecheck clean; do
+  step "sanitizers: $mode"
+  LOG_DIR="$logs/sanitizer" bash scripts/sanitize.sh $mode "$build" | tee "$logs/sanitize_$mode.txt" || status=1
+done
+cp "$logs"/sanitizer/racecheck_*.trimmed.log docs/logs/ 2>/dev/null
+for f in docs/logs/*.trimmed.log; do mv "$f" "${f%.trimmed.log}.log"; done 2>/dev/null
+cp "$logs/sanitize_racecheck.txt" docs/logs/racecheck_summary.txt
+cp "$logs/sanitize_clean.txt" docs/logs/sanitizers_clean_summary.txt
+
+step "sweep 2^10..2^30, int and float, every step and variant, CUB in every run"
+csv=plots/data/$("$PLOT_PYTHON" -c "import sys; sys.path.insert(0, 'plots'); import results; print(results.slug('''$device'''))").csv
+rm -f "$csv"
+sizes=$(seq -s, -f '2^%g' 10 30)
+for s in $(sed -n 's/^  \(step[0-9][0-9]_[a-z_]*\)$/\1/p' CMakeLists.txt); do
+  echo "--- $s"
+  "$build/$s" --n "$sizes" --dtype all --csv "$csv" ${SWEEP_ARGS:-} >"$logs/sweep_$s.txt" 2>&1
+  rc=$?
+  # step01 exits 0 although 'plain' is wrong: that variant is wrong on purpose.
+  [ $rc = 0 ] || { echo "$s exited $rc"; tail -n 5 "$logs/sweep_$s.txt"; status=1; }
+  grep -E "^int +1073741824" "$logs/sweep_$s.txt" || true
+done
+
+step "plots"
+"$PLOT_PYTHON" plots/plot.py --out plots plots/data/*.csv || status=1
+
+step "summary ($device)"
+"$PLOT_PYTHON" plots/results.py summary "$csv"
+echo
+[ $status = 0 ] && echo "gpu_check: ALL PASSED" || echo "gpu_check: SOMETHING FAILED (see above and $logs)"
+exit $status

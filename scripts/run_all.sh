@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The main job (README): build everything, run every step at its default size on the GPU
+# (int and float), print the ladder as one table, write build/results/run_all.csv and draw
+# the plots into build/results/. Without a GPU it says so in one line (exit 77).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+build=${BUILD_DIR:-build}
+results=$build/results
+cmake -S . -B "$build" -DPLOT_PYTHON="$PLOT_PYTHON" ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j "$(nproc)" >/dev/null
+mkdir -p "$results"
+csv=$results/run_all.csv
+rm -f "$csv"
+steps=$(sed -n 's/^  \(step[0-9][0-9]_[a-z_]*\)$/\1/p' CMakeLists.txt)
+for step in $steps; do
+  rc=0
+  "$build/$step" --dtype all --csv "$csv" "$@" || rc=$?
+  if [ $rc = 77 ]; then exit 77; fi  # the step printed the one-line reason
+  if [ $rc != 0 ]; then echo "run_all.sh: $step failed (exit $rc)"; exit $rc; fi
+  echo
+done
+"$PLOT_PYTHON" plots/plot.py --out "$results" "$csv"
+"$PLOT_PYTHON" plots/results.py summary "$csv"
+echo
+echo "CSV: $csv   plots: $results/*.png"

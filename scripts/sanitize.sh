@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# compute-sanitizer runs over the ladder.
+#   sanitize.sh racecheck [BUILD_DIR]  step01's plain / volatile / syncwarp and step02 under
+#                                      racecheck, with the expectations of docs/racecheck.md
+#   sanitize.sh clean [BUILD_DIR]      memcheck, synccheck and initcheck over every step and
+#                                      variant: all clean is expected
+# Full logs go to $LOG_DIR (default BUILD_DIR/sanitizer-logs). Exit 0 when every expectation
+# holds, 1 when one does not, 77 without a GPU or without compute-sanitizer.
+set -uo pipefail
+mode=${1:-racecheck}
+bindir=$(cd "${2:-build}" && pwd)
+logdir=${LOG_DIR:-$bindir/sanitizer-logs}
+mkdir -p "$logdir"
+
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null) || true
+if [ -z "$sanitizer" ]; then echo "sanitize.sh: compute-sanitizer not found; skipping."; exit 77; fi
+"$bindir/step00_baseline" --check --n 1 >/dev/null 2>&1
+if [ $? = 77 ]; then echo "sanitize.sh: no usable CUDA GPU; skipping."; exit 77; fi
+
+failed=0
+# run TOOL LOGNAME STEP ARGS...: runs the step under the tool, leaves its log, sets
+# $correct (the check column said ok), $errors and $warnings (from the tool's summary).
+run() {
+  local tool=$1 name=$2 step=$3; shift 3
+  local log=$logdir/${tool}_${name}.log
+  local cmd=("$sanitizer" --tool "$tool" "$bindir/$step" "$@")
+  echo "\$ compute-sanitizer --tool $tool ./$step $*" >"$log"
+  "${cmd[@]}" >>"$log" 2>&1
+  correct=no
+  grep -qE '^(int|float) .* ok (exact|err)' "$log" && ! grep -qE 'FAILED|WRONG' "$log" && correct=yes
+  local summary
+  summary=$(grep -E '(RACECHECK|ERROR) SUMMARY' "$log" | tail -n 1)
+  if [[ $summary =~ \(([0-9]+)\ errors?,\ ([0-9]+)\ warnings?\) ]]; then
+    errors=${BASH_REMATCH[1]}; warnings=${BASH_REMATCH[2]}
+  elif [[ $summary =~ ERROR\ SUMMARY:\ ([0-9]+)\ error ]]; then
+    errors=${BASH_REMATCH[1]}; warnings=0
+  else
+    errors="?"; warnings="?"
+  fi
+  # The report lines alone, with the command, for docs/logs/.
+  { head -n 1 "$log"; grep -E '^=========' "$log" | grep -vE '^=========\s*$'; grep -E '^(int|float) ' "$log"; } \
+    >"$logdir/${tool}_${name}.trimmed.log"
+}
+
+verdict() {  # verdict NAME CONDITION-TEXT 0|1
+  local status=PASS
+  [ "$3" = 0 ] || { status=FAIL; failed=1; }
+  printf '%-22s %-9s %-8s %-9s %-5s %s\n' "$1" "$correct" "$errors" "$warnings" "$status" "$2"
+}
+
+if [ "$mode" = racecheck ]; then
+  args=(--check --dtype int --n 2^16)
+  printf '%-22s %-9s %-8s %-9s %-5s %s\n' variant "correct" errors warnings "" expectation
+  run racecheck step01_plain step01_warp_unroll --variant plain "${args[@]}"
+  verdict step01_plain "wrong sum (values kept in registers)" "$([ $correct = no ] && echo 0 || echo 1)"
+  run racecheck step01_volatile step01_warp_unroll --variant volatile "${args[@]}"
+  verdict step01_volatile "right sum, but racecheck reports hazards" \
+    "$([ $correct = yes ] && [ "$errors$warnings" != 00 ] && [ "$errors" != "?" ] && echo 0 || echo 1)"
+  run racecheck step01_syncwarp step01_warp_unroll --variant syncwarp "${args[@]}"
+  verdict step01_syncwarp "right sum, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  for v in shfl_down cg_reduce; do
+    run racecheck step02_$v step02_warp_shuffle --variant $v "${args[@]}"
+    verdict step02_$v "right sum, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  done
+elif [ "$mode" = clean ]; then
+  printf '%-22s %-9s %-8s %-9s %-5s %s\n' "tool/step" "correct" errors warnings "" expectation
+  for tool in memcheck synccheck initcheck; do
+    for step in step00_baseline step01_warp_unroll step02_warp_shuffle step03_atomic_one_pass \
+                step04_thread_coarsening step05_vectorized; do
+      [ -x "$bindir/$step" ] || continue
+      run "$tool" "$step" "$step" --check --dtype all --n 2^16+3 --offset 1
+      [ $step = step01_warp_unroll ] && correct="(plain)"  # plain is wrong on purpose
+      verdict "$tool ${step:0:6}" "no $tool errors" "$([ "$errors" = 0 ] && echo 0 || echo 1)"
+    done
+  done
+else
+  echo "usage: sanitize.sh racecheck|clean [BUILD_DIR]" >&2
+  exit 2
+fi
+echo "logs: $logdir"
+exit $failed

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Host test: every step rejects bad flags with exit code 2 and a message naming the flag,
+# answers --help with 0, and without a visible GPU prints one line and exits 77.
+bindir=$1; shift
+fail=0
+expect() {  # expect CODE PATTERN -- command...
+  local code=$1 pattern=$2; shift 3
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" != "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> exit $rc (want $code), output: $out (want /$pattern/)"
+    fail=1
+  fi
+}
+for step in "$@"; do
+  bin=$bindir/$step
+  expect 2 '^'$step': error: --bogus: unknown flag' -- "$bin" --bogus
+  expect 2 'error: --n: expected a number'          -- "$bin" --n 2^x
+  expect 2 'error: --n: too large'                  -- "$bin" --n 2^50
+  expect 2 'error: --n: must be at least 1'         -- "$bin" --n 0
+  expect 2 'error: --dtype: expected int, float'    -- "$bin" --dtype half
+  expect 2 'error: --reps: expected a whole number' -- "$bin" --reps many
+  expect 2 'error: --variant: unknown .nope.'       -- "$bin" --variant nope
+  expect 2 'error: --csv: missing value'            -- "$bin" --csv
+  expect 0 'Variants:'                              -- "$bin" --help
+  # No GPU visible: exactly one line, exit 77 (also on a GPU machine, which hides its GPUs here).
+  out=$(CUDA_VISIBLE_DEVICES= "$bin" --n 1024 2>&1); rc=$?
+  if [ "$rc" != 77 ] || [ "$(wc -l <<<"$out")" != 1 ] || ! grep -q "no usable CUDA GPU" <<<"$out"; then
+    echo "FAIL: $step without a GPU -> exit $rc, output: $out"
+    fail=1
+  fi
+done
+[ $fail = 0 ] && echo "all $# steps: flag errors exit 2, --help exits 0, no GPU exits 77"
+exit $fail
