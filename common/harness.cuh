@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cub/device/device_reduce.cuh>
 #include <fstream>
@@ -134,7 +135,15 @@ class Bench {
   // enclose only `launch` (the launches, and a memset where the algorithm needs one).
   template <class F>
   Timing time(F&& launch) {
-    for (int w = 0; w < opt_.warmup; ++w) launch();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    // Warm-up: at least `warmup` runs and, when warmup > 0, at least 20 ms of them, so that
+    // an idle GPU has raised its clocks before tiny kernels are timed.
+    const auto warm_start = std::chrono::steady_clock::now();
+    for (int w = 0; w < opt_.warmup || (opt_.warmup > 0 && std::chrono::steady_clock::now() - warm_start <
+                                                               std::chrono::milliseconds(20)); ++w) {
+      launch();
+      if (w % 32 == 31) CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
     std::vector<cudaEvent_t> start(opt_.reps), stop(opt_.reps);
     for (int r = 0; r < opt_.reps; ++r) {
       CUDA_CHECK(cudaEventCreate(&start[r]));

@@ -34,13 +34,19 @@ for f in docs/logs/*.trimmed.log; do mv "$f" "${f%.trimmed.log}.log"; done 2>/de
 cp "$logs/sanitize_racecheck.txt" docs/logs/racecheck_summary.txt
 cp "$logs/sanitize_clean.txt" docs/logs/sanitizers_clean_summary.txt
 
+step "outputs the chapters quote (docs/logs/)"
+{ echo "\$ ./step03 --check --dtype all --n 2^24 --repeat-results 5"
+  "$build/step03" --check --dtype all --n 2^24 --repeat-results 5; } >docs/logs/step03_repeat_results.txt 2>&1
+{ echo "\$ ./step01 --n 2^24"; "$build/step01" --n 2^24; } >docs/logs/step01_default_run.txt 2>&1
+cat docs/logs/step03_repeat_results.txt
+
 step "sweep 2^10..2^30, int and float, every step and variant, CUB in every run"
 csv=plots/data/$("$PLOT_PYTHON" -c "import sys; sys.path.insert(0, 'plots'); import results; print(results.slug('''$device'''))").csv
 rm -f "$csv"
 sizes=$(seq -s, -f '2^%g' 10 30)
 for s in $(sed -n 's/^  \(step[0-9][0-9]_[a-z_]*\)$/\1/p' CMakeLists.txt); do
   echo "--- $s"
-  "$build/$s" --n "$sizes" --dtype all --csv "$csv" ${SWEEP_ARGS:-} >"$logs/sweep_$s.txt" 2>&1
+  "$build/$s" --n "$sizes" --dtype all --csv "$csv" ${SWEEP_ARGS:---reps 50} >"$logs/sweep_$s.txt" 2>&1
   rc=$?
   # step01 exits 0 although 'plain' is wrong: that variant is wrong on purpose.
   [ $rc = 0 ] || { echo "$s exited $rc"; tail -n 5 "$logs/sweep_$s.txt"; status=1; }

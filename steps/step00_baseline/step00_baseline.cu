@@ -2,7 +2,10 @@
 //
 // Launch 1: block b loads elements [b*256, b*256 + 256), one per thread, into shared memory
 // and halves the active threads at every level, with __syncthreads() between levels, until
-// thread 0 holds the block's sum. Launch 2: one block sums the per-block partials the same way.
+// thread 0 holds the block's sum. Launch 2 runs the same kernel over those block sums; the
+// end of a launch is the only barrier between all blocks. Above 256 x 256 elements the block
+// sums are still too many for one block, so the launcher repeats until one value is left:
+// 2 launches up to 2^16 elements, 3 up to 2^24, 4 up to 2^32.
 #include "harness.cuh"
 
 constexpr int kThreads = 256;  // threads per block; a power of two for the halving tree
@@ -31,30 +34,27 @@ __global__ void reduce_slices(const T* in, size_t n, T* partials) {
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
-// One block walks the partials with a block-sized stride, then reduces its own values.
+// Launch after launch, each turns `count` values into ceil(count / 256) block sums.
 template <typename T>
-__global__ void reduce_partials(const T* partials, size_t count, T* out) {
-  __shared__ T smem[kThreads];
-  T sum = 0;
-  for (size_t i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
-  sum = block_tree_sum(smem, sum);
-  if (threadIdx.x == 0) *out = sum;
+void reduce_multi_pass(const T* in, size_t n, T* out, const harness::Launch& ctx) {
+  const size_t first_blocks = (n + kThreads - 1) / kThreads;
+  T* partials[2] = {ctx.scratch_as<T>(2 * first_blocks), ctx.scratch_as<T>(2 * first_blocks) + first_blocks};
+  const T* src = in;
+  for (size_t count = n, pass = 0;; ++pass) {
+    const size_t blocks = (count + kThreads - 1) / kThreads;
+    T* dst = blocks == 1 ? out : partials[pass % 2];  // never the buffer being read
+    reduce_slices<<<blocks, kThreads, 0, ctx.stream>>>(src, count, dst);
+    CUDA_CHECK_LAUNCH();
+    if (blocks == 1) return;
+    src = dst;
+    count = blocks;
+  }
 }
 // [/docs:kernels]
 
-template <typename T>
-void reduce_two_pass(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  const size_t blocks = (n + kThreads - 1) / kThreads;
-  T* partials = ctx.scratch_as<T>(blocks);
-  reduce_slices<<<blocks, kThreads, 0, ctx.stream>>>(in, n, partials);
-  CUDA_CHECK_LAUNCH();
-  reduce_partials<<<1, kThreads, 0, ctx.stream>>>(partials, blocks, out);
-  CUDA_CHECK_LAUNCH();
-}
-
 int main(int argc, char** argv) {
   return harness::run_step(argc, argv, "step00_baseline", {
-      {"tree", "shared-memory halving tree, __syncthreads() per level, two launches",
-       [](auto in, size_t n, auto out, const harness::Launch& ctx) { reduce_two_pass(in, n, out, ctx); }},
+      {"tree", "shared-memory halving tree, __syncthreads() per level; a launch per level of partials",
+       [](auto in, size_t n, auto out, const harness::Launch& ctx) { reduce_multi_pass(in, n, out, ctx); }},
   });
 }

@@ -83,34 +83,32 @@ __global__ void reduce_slices(const T* in, size_t n, T* partials) {
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
-template <WarpStage Stage, typename T>
-__global__ void reduce_partials(const T* partials, size_t count, T* out) {
-  __shared__ T smem[kThreads];
-  T sum = 0;
-  for (size_t i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
-  sum = block_tree_sum<Stage>(smem, sum);
-  if (threadIdx.x == 0) *out = sum;
-}
 
 template <WarpStage Stage, typename T>
-void reduce_two_pass(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  const size_t blocks = (n + kThreads - 1) / kThreads;
-  T* partials = ctx.scratch_as<T>(blocks);
-  reduce_slices<Stage><<<blocks, kThreads, 0, ctx.stream>>>(in, n, partials);
-  CUDA_CHECK_LAUNCH();
-  reduce_partials<Stage><<<1, kThreads, 0, ctx.stream>>>(partials, blocks, out);
-  CUDA_CHECK_LAUNCH();
+void reduce_multi_pass(const T* in, size_t n, T* out, const harness::Launch& ctx) {
+  const size_t first_blocks = (n + kThreads - 1) / kThreads;
+  T* partials[2] = {ctx.scratch_as<T>(2 * first_blocks), ctx.scratch_as<T>(2 * first_blocks) + first_blocks};
+  const T* src = in;
+  for (size_t count = n, pass = 0;; ++pass) {
+    const size_t blocks = (count + kThreads - 1) / kThreads;
+    T* dst = blocks == 1 ? out : partials[pass % 2];
+    reduce_slices<Stage><<<blocks, kThreads, 0, ctx.stream>>>(src, count, dst);
+    CUDA_CHECK_LAUNCH();
+    if (blocks == 1) return;
+    src = dst;
+    count = blocks;
+  }
 }
 
 int main(int argc, char** argv) {
   using harness::Launch;
   return harness::run_step(argc, argv, "step01_warp_unroll", {
       {"plain", "unrolled last warp, no volatile, no sync (wrong on purpose)",
-       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_two_pass<WarpStage::Plain>(in, n, out, ctx); },
+       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpStage::Plain>(in, n, out, ctx); },
        /*expect_correct=*/false},
       {"volatile", "unrolled last warp through a volatile pointer (racy, right by luck)",
-       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_two_pass<WarpStage::Volatile>(in, n, out, ctx); }},
+       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpStage::Volatile>(in, n, out, ctx); }},
       {"syncwarp", "unrolled last warp with __syncwarp() between reads and writes",
-       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_two_pass<WarpStage::Syncwarp>(in, n, out, ctx); }},
+       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpStage::Syncwarp>(in, n, out, ctx); }},
   });
 }

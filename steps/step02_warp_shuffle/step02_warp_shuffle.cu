@@ -1,7 +1,7 @@
 // Step 02 - warp shuffles: the last levels of the tree move through registers, not shared
 // memory. Each warp sums its 32 values with shuffles, one value per warp goes to shared
-// memory, and the first warp sums those. Still two launches and one element per thread, so
-// only the block stage differs from step 01. Four ways to write the warp sum:
+// memory, and the first warp sums those. Same launches and one element per thread as in
+// step 01: only the block stage differs. Four ways to write the warp sum:
 //   shfl_down  __shfl_down_sync: lane 0 ends with the sum
 //   shfl_xor   __shfl_xor_sync butterfly: every lane ends with the sum
 //   cg_tile    the same as shfl_down through a Cooperative Groups tile of 32 threads
@@ -73,34 +73,33 @@ __global__ void reduce_slices(const T* in, size_t n, T* partials) {
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
-template <WarpSum Kind, typename T>
-__global__ void reduce_partials(const T* partials, size_t count, T* out) {
-  T sum = 0;
-  for (size_t i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
-  sum = block_sum<Kind>(sum);
-  if (threadIdx.x == 0) *out = sum;
-}
 
 template <WarpSum Kind, typename T>
-void reduce_two_pass(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  const size_t blocks = (n + kThreads - 1) / kThreads;
-  T* partials = ctx.scratch_as<T>(blocks);
-  reduce_slices<Kind><<<blocks, kThreads, 0, ctx.stream>>>(in, n, partials);
-  CUDA_CHECK_LAUNCH();
-  reduce_partials<Kind><<<1, kThreads, 0, ctx.stream>>>(partials, blocks, out);
-  CUDA_CHECK_LAUNCH();
+void reduce_multi_pass(const T* in, size_t n, T* out, const harness::Launch& ctx) {
+  const size_t first_blocks = (n + kThreads - 1) / kThreads;
+  T* partials[2] = {ctx.scratch_as<T>(2 * first_blocks), ctx.scratch_as<T>(2 * first_blocks) + first_blocks};
+  const T* src = in;
+  for (size_t count = n, pass = 0;; ++pass) {
+    const size_t blocks = (count + kThreads - 1) / kThreads;
+    T* dst = blocks == 1 ? out : partials[pass % 2];
+    reduce_slices<Kind><<<blocks, kThreads, 0, ctx.stream>>>(src, count, dst);
+    CUDA_CHECK_LAUNCH();
+    if (blocks == 1) return;
+    src = dst;
+    count = blocks;
+  }
 }
 
 int main(int argc, char** argv) {
   using harness::Launch;
   return harness::run_step(argc, argv, "step02_warp_shuffle", {
       {"shfl_down", "__shfl_down_sync warp sum, one partial per warp in shared memory",
-       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_two_pass<WarpSum::ShflDown>(in, n, out, ctx); }},
+       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpSum::ShflDown>(in, n, out, ctx); }},
       {"shfl_xor", "__shfl_xor_sync butterfly warp sum",
-       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_two_pass<WarpSum::ShflXor>(in, n, out, ctx); }},
+       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpSum::ShflXor>(in, n, out, ctx); }},
       {"cg_tile", "Cooperative Groups tiled_partition<32> + shfl_down",
-       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_two_pass<WarpSum::CgTile>(in, n, out, ctx); }},
+       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpSum::CgTile>(in, n, out, ctx); }},
       {"cg_reduce", "Cooperative Groups cg::reduce on a 32-thread tile",
-       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_two_pass<WarpSum::CgReduce>(in, n, out, ctx); }},
+       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpSum::CgReduce>(in, n, out, ctx); }},
   });
 }
