@@ -40,6 +40,14 @@ step "outputs the chapters quote (docs/logs/)"
 { echo "\$ ./step01 --n 2^24"; "$build/step01" --n 2^24; } >docs/logs/step01_default_run.txt 2>&1
 cat docs/logs/step03_repeat_results.txt
 
+step "64-bit sizes: every step verified at n = 2^31+5 (8 GiB of input), offsets 0 and 3"
+for s in $(sed -n 's/^  \(step[0-9][0-9]_[a-z_]*\)$/\1/p' CMakeLists.txt); do
+  "$build/$s" --check --dtype all --n 2^31+5 --offset 0,3 >"$logs/large_n_$s.txt" 2>&1
+  rc=$?
+  echo "$s: exit $rc, $(grep -c ' ok ' "$logs/large_n_$s.txt") ok, $(grep -cE 'FAILED|WRONG' "$logs/large_n_$s.txt") wrong"
+  [ $rc = 0 ] || status=1
+done
+
 step "sweep 2^10..2^30, int and float, every step and variant, CUB in every run"
 csv=plots/data/$("$PLOT_PYTHON" -c "import sys; sys.path.insert(0, 'plots'); import results; print(results.slug('''$device'''))").csv
 rm -f "$csv"
