@@ -131,44 +131,47 @@ class Bench {
   }
   cudaStream_t stream() const { return stream_; }
 
-  // Median and min over reps; each rep is timed alone by its own pair of events, which
-  // enclose only `launch` (the launches, and a memset where the algorithm needs one).
-  template <class F>
-  Timing time(F&& launch) {
+  // Median and min over reps of each launch function. The functions take turns within every
+  // rep (CUB, variant 1, variant 2, ...), so a slow moment of the GPU hits them all alike.
+  // Each timed run is enclosed by its own pair of events and nothing else: the launches, and
+  // a memset where the algorithm needs one. Before each, a flush empties L2 of the input.
+  std::vector<Timing> time(const std::vector<std::function<void()>>& launches) {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-    // Warm-up: at least `warmup` runs and, when warmup > 0, at least 20 ms of them, so that
-    // an idle GPU has raised its clocks before tiny kernels are timed.
+    // Warm-up: `warmup` runs of each and, when warmup > 0, at least 20 ms in all, so that an
+    // idle GPU has raised its clocks before tiny kernels are timed.
     const auto warm_start = std::chrono::steady_clock::now();
     for (int w = 0; w < opt_.warmup || (opt_.warmup > 0 && std::chrono::steady_clock::now() - warm_start <
                                                                std::chrono::milliseconds(20)); ++w) {
-      launch();
-      if (w % 32 == 31) CUDA_CHECK(cudaStreamSynchronize(stream_));
+      for (const auto& launch : launches) launch();
+      if (w % 8 == 7) CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
-    std::vector<cudaEvent_t> start(opt_.reps), stop(opt_.reps);
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    std::vector<std::vector<double>> ms(launches.size());
     for (int r = 0; r < opt_.reps; ++r) {
-      CUDA_CHECK(cudaEventCreate(&start[r]));
-      CUDA_CHECK(cudaEventCreate(&stop[r]));
+      for (size_t i = 0; i < launches.size(); ++i) {
+        flush_l2_kernel<<<dev_.sms * 4, 512, 0, stream_>>>(flush_buf_, flush_count_, reinterpret_cast<int*>(flush_buf_ + flush_count_));
+        CUDA_CHECK(cudaEventRecord(start, stream_));
+        launches[i]();
+        CUDA_CHECK(cudaEventRecord(stop, stream_));
+        // Wait for each run: the next run's launches are then queued while its flush runs,
+        // so the time the host takes to launch never shows between the events.
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float t = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+        ms[i].push_back(t);
+      }
     }
-    for (int r = 0; r < opt_.reps; ++r) {
-      flush_l2_kernel<<<dev_.sms * 4, 512, 0, stream_>>>(flush_buf_, flush_count_, reinterpret_cast<int*>(flush_buf_ + flush_count_));
-      CUDA_CHECK(cudaEventRecord(start[r], stream_));
-      launch();
-      CUDA_CHECK(cudaEventRecord(stop[r], stream_));
-      // Wait for each rep: the next rep's launches are then queued while its flush runs,
-      // so the time the host takes to launch never shows between the events.
-      CUDA_CHECK(cudaEventSynchronize(stop[r]));
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    std::vector<Timing> result;
+    for (auto& m : ms) {
+      std::sort(m.begin(), m.end());
+      size_t h = m.size() / 2;
+      result.push_back({m.size() % 2 ? m[h] : (m[h - 1] + m[h]) / 2, m.front()});
     }
-    std::vector<double> ms(opt_.reps);
-    for (int r = 0; r < opt_.reps; ++r) {
-      float t = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&t, start[r], stop[r]));
-      ms[r] = t;
-      cudaEventDestroy(start[r]);
-      cudaEventDestroy(stop[r]);
-    }
-    std::sort(ms.begin(), ms.end());
-    size_t h = ms.size() / 2;
-    return {ms.size() % 2 ? ms[h] : (ms[h - 1] + ms[h]) / 2, ms.front()};
+    return result;
   }
 
   void report(const std::string& variant, const char* dtype, size_t n, size_t offset, size_t bytes,
@@ -247,17 +250,20 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::v
         CUDA_CHECK(cudaMalloc(&cub_temp, need));
         cub_temp_bytes = need;
       }
-      double cub_ms = 0;
+      // Verify CUB and every variant on a poisoned output, then time them all together.
+      std::vector<std::function<void()>> launches;
+      std::vector<std::string> names, checks;
+      std::vector<bool> oks;
       if (!opt.check_only) {
         Verdict v = verify_result(run_once(cub_sum, d_out, s), ref, n);
         all_ok &= v.ok;
-        Timing t = bench.time(cub_sum);
-        cub_ms = t.median_ms;
-        bench.report("cub", dtype, n, offset, bytes, t, cub_ms, (v.ok ? "ok " : "FAILED ") + v.detail, v.ok);
+        launches.push_back(cub_sum);
+        names.push_back("cub");
+        checks.push_back((v.ok ? "ok " : "FAILED ") + v.detail);
+        oks.push_back(v.ok);
       }
-
       for (const Variant* var : variants) {
-        auto launch = [&] { var->launcher<T>()(in, n, d_out, ctx); };
+        auto launch = [var, in, n, d_out, &ctx] { var->launcher<T>()(in, n, d_out, ctx); };
         Verdict v = verify_result(run_once(launch, d_out, s), ref, n);
         std::string check = v.ok ? "ok " + v.detail
                             : var->expect_correct ? "FAILED " + v.detail
@@ -278,8 +284,15 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::v
           std::printf("%-5s %11zu %3zu  %-16s %s\n", dtype, n, offset, var->name.c_str(), check.c_str());
           continue;
         }
-        bench.report(var->name, dtype, n, offset, bytes, bench.time(launch), cub_ms, check, v.ok);
+        launches.push_back(launch);
+        names.push_back(var->name);
+        checks.push_back(check);
+        oks.push_back(v.ok);
       }
+      if (opt.check_only) continue;
+      const std::vector<Timing> t = bench.time(launches);
+      for (size_t i = 0; i < t.size(); ++i)
+        bench.report(names[i], dtype, n, offset, bytes, t[i], t[0].median_ms, checks[i], oks[i]);
     }
   }
   CUDA_CHECK(cudaFree(cub_temp));
