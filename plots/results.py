@@ -55,12 +55,13 @@ def short(step):
     return step.split("_")[0]  # step05_vectorized -> step05
 
 
-def curves(rows, device, dtype):
-    """{(step, variant): {n: median GB/s}} over verified rows; every CUB row of the device
-    (each step program times CUB once per size) feeds one ('cub', 'cub') curve."""
+def curves(rows, device, dtype, include_wrong=False):
+    """{(step, variant): {n: median GB/s}} over verified rows (all rows with include_wrong);
+    every CUB row of the device (each step program times CUB once per size) feeds one
+    ('cub', 'cub') curve."""
     acc = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if r["device"] == device and r["dtype"] == dtype and r["verified"]:
+        if r["device"] == device and r["dtype"] == dtype and (r["verified"] or include_wrong):
             acc[(r["step"], r["variant"])][r["n"]].append(r["gbps"])
     return {k: {n: statistics.median(v) for n, v in sorted(by_n.items())} for k, by_n in acc.items()}
 
