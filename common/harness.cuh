@@ -276,7 +276,8 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::v
           for (int r = 0; r < opt.repeat_results; ++r) {
             T got = run_once(launch, d_out, s);
             distinct.insert(got);
-            std::printf(" %.9g", double(got));
+            if constexpr (std::is_same_v<T, int>) std::printf(" %d", got);
+            else std::printf(" %.9g", double(got));
           }
           std::printf("  -> %zu distinct\n", distinct.size());
         }
