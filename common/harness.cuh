@@ -152,6 +152,7 @@ class Bench {
     for (int r = 0; r < opt_.reps; ++r) {
       for (size_t i = 0; i < launches.size(); ++i) {
         flush_l2_kernel<<<dev_.sms * 4, 512, 0, stream_>>>(flush_buf_, flush_count_, reinterpret_cast<int*>(flush_buf_ + flush_count_));
+        CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaEventRecord(start, stream_));
         launches[i]();
         CUDA_CHECK(cudaEventRecord(stop, stream_));
