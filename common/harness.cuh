@@ -236,32 +236,31 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::v
       const Reference ref = reference_sum<T>(opt.seed, n);
       const size_t bytes = n * sizeof(T);
 
-      // CUB on the same data; its temporary storage is allocated here, outside the timing.
-      size_t need = 0;
-      auto cub_sum = [&] {
-        if (n <= size_t(INT32_MAX)) CUDA_CHECK(cub::DeviceReduce::Sum(cub_temp, need, in, d_out, int(n), s));
-        else CUDA_CHECK(cub::DeviceReduce::Sum(cub_temp, need, in, d_out, int64_t(n), s));
+      // Everything that is timed: CUB first (the baseline), then each variant.
+      struct Contender {
+        std::string name;
+        std::function<void()> launch;
+        std::string check;
+        bool ok;
       };
-      void* keep = cub_temp;
-      cub_temp = nullptr;
-      cub_sum();  // size query
-      cub_temp = keep;
-      if (need > cub_temp_bytes) {
-        CUDA_CHECK(cudaFree(cub_temp));
-        CUDA_CHECK(cudaMalloc(&cub_temp, need));
-        cub_temp_bytes = need;
-      }
-      // Verify CUB and every variant on a poisoned output, then time them all together.
-      std::vector<std::function<void()>> launches;
-      std::vector<std::string> names, checks;
-      std::vector<bool> oks;
+      std::vector<Contender> contenders;
       if (!opt.check_only) {
+        // CUB on the same data; its temporary storage is sized and allocated here, untimed.
+        auto cub_call = [=](void* temp, size_t& temp_bytes) {
+          if (n <= size_t(INT32_MAX)) CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, d_out, int(n), s));
+          else CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, d_out, int64_t(n), s));
+        };
+        size_t need = 0;
+        cub_call(nullptr, need);
+        if (need > cub_temp_bytes) {
+          CUDA_CHECK(cudaFree(cub_temp));
+          CUDA_CHECK(cudaMalloc(&cub_temp, need));
+          cub_temp_bytes = need;
+        }
+        auto cub_sum = [=, temp = cub_temp]() mutable { cub_call(temp, need); };
         Verdict v = verify_result(run_once(cub_sum, d_out, s), ref, n);
         all_ok &= v.ok;
-        launches.push_back(cub_sum);
-        names.push_back("cub");
-        checks.push_back((v.ok ? "ok " : "FAILED ") + v.detail);
-        oks.push_back(v.ok);
+        contenders.push_back({"cub", cub_sum, (v.ok ? "ok " : "FAILED ") + v.detail, v.ok});
       }
       for (const Variant* var : variants) {
         auto launch = [var, in, n, d_out, &ctx] { var->launcher<T>()(in, n, d_out, ctx); };
@@ -282,19 +281,15 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::v
           }
           std::printf("  -> %zu distinct\n", distinct.size());
         }
-        if (opt.check_only) {
-          std::printf("%-5s %11zu %3zu  %-16s %s\n", dtype, n, offset, var->name.c_str(), check.c_str());
-          continue;
-        }
-        launches.push_back(launch);
-        names.push_back(var->name);
-        checks.push_back(check);
-        oks.push_back(v.ok);
+        if (opt.check_only) std::printf("%-5s %11zu %3zu  %-16s %s\n", dtype, n, offset, var->name.c_str(), check.c_str());
+        else contenders.push_back({var->name, launch, check, v.ok});
       }
-      if (opt.check_only) continue;
+      if (contenders.empty()) continue;  // --check: nothing is timed
+      std::vector<std::function<void()>> launches;
+      for (const auto& c : contenders) launches.push_back(c.launch);
       const std::vector<Timing> t = bench.time(launches);
       for (size_t i = 0; i < t.size(); ++i)
-        bench.report(names[i], dtype, n, offset, bytes, t[i], t[0].median_ms, checks[i], oks[i]);
+        bench.report(contenders[i].name, dtype, n, offset, bytes, t[i], t[0].median_ms, contenders[i].check, contenders[i].ok);
     }
   }
   CUDA_CHECK(cudaFree(cub_temp));

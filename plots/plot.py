@@ -31,26 +31,22 @@ def log2_label(n):
     return f"2^{e}" if n == 1 << e else str(n)
 
 
-def best_curve_per_step(c):
-    """{step: (variant, {n: gbps})}: per step the variant fastest at its largest size."""
-    best = {}
-    for (step, variant), by_n in c.items():
-        top = by_n[max(by_n)]
-        if step not in best or top > best[step][1][max(best[step][1])]:
-            best[step] = (variant, by_n)
-    return best
-
-
 def draw_bandwidth(ax, rows, device, dtype):
+    """GB/s against n: for every step the variant that is fastest at the largest n, and CUB."""
     c = results.curves(rows, device, dtype)
-    for step, (variant, by_n) in sorted(best_curve_per_step(c).items()):
-        label = "CUB DeviceReduce::Sum" if step == "cub" else f"{results.short(step)} {variant}"
-        ax.plot(list(by_n), list(by_n.values()), marker="o", ms=3, label=label,
-                color=STEP_COLORS.get(results.short(step)), lw=2.5 if step in ("cub",) else 1.5,
-                ls="--" if step == "cub" else "-")
+    n_max = max(max(by_n) for by_n in c.values())
+    picked = [(s, v) for s, v, _ in results.best_variants(rows, device, dtype, n_max)] + [("cub", "cub")]
+    for step, variant in picked:
+        if (step, variant) not in c:
+            continue
+        by_n = c[(step, variant)]
+        is_cub = step == "cub"
+        ax.plot(list(by_n), list(by_n.values()), marker="o", ms=3,
+                label="CUB DeviceReduce::Sum" if is_cub else f"{results.short(step)} {variant}",
+                color=STEP_COLORS.get(results.short(step)), lw=2.5 if is_cub else 1.5, ls="--" if is_cub else "-")
     pk = results.peak(rows, device)
     ax.axhline(pk, color="black", lw=0.8, ls=":")
-    ax.text(max(max(b) for _, b in best_curve_per_step(c).values()), pk * 1.01, f"theoretical peak {pk:.0f} GB/s",
+    ax.text(n_max, pk * 1.01, f"theoretical peak {pk:.0f} GB/s",
             fontsize=8, va="bottom", ha="right")
     ax.set_xscale("log", base=2)
     ax.set_xlabel(f"n ({dtype} elements)")

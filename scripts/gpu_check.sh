@@ -44,7 +44,7 @@ step "outputs the chapters quote (docs/logs/)"
 cat docs/logs/step03_repeat_results.txt
 
 step "64-bit sizes: every step verified at n = 2^31+5 (8 GiB of input), offsets 0 and 3"
-for s in $(sed -n 's/^  \(step[0-9][0-9]_[a-z_]*\)$/\1/p' CMakeLists.txt); do
+for s in $(bash scripts/list_steps.sh); do
   "$build/$s" --check --dtype all --n 2^31+5 --offset 0,3 >"$logs/large_n_$s.txt" 2>&1
   rc=$?
   echo "$s: exit $rc, $(grep -c ' ok ' "$logs/large_n_$s.txt") ok, $(grep -cE 'FAILED|WRONG' "$logs/large_n_$s.txt") wrong"
@@ -70,7 +70,7 @@ if [ $sweep = yes ]; then
   step "sweep 2^10..2^30, int and float, every step and variant, CUB in every run"
   rm -f "$csv"
   sizes=$(seq -s, -f '2^%g' 10 30)
-  for s in $(sed -n 's/^  \(step[0-9][0-9]_[a-z_]*\)$/\1/p' CMakeLists.txt); do
+  for s in $(bash scripts/list_steps.sh); do
     echo "--- $s"
     "$build/$s" --n "$sizes" --dtype all --csv "$csv" ${SWEEP_ARGS:---reps 50} >"$logs/sweep_$s.txt" 2>&1
     rc=$?

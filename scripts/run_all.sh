@@ -12,7 +12,7 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 mkdir -p "$results"
 csv=$results/run_all.csv
 rm -f "$csv"
-steps=$(sed -n 's/^  \(step[0-9][0-9]_[a-z_]*\)$/\1/p' CMakeLists.txt)
+steps=$(bash scripts/list_steps.sh)
 for step in $steps; do
   rc=0
   "$build/$step" --dtype all --csv "$csv" "$@" || rc=$?

@@ -65,9 +65,7 @@ if [ "$mode" = racecheck ]; then
 elif [ "$mode" = clean ]; then
   printf '%-22s %-9s %-8s %-9s %-5s %s\n' "tool/step" "correct" errors warnings "" expectation
   for tool in memcheck synccheck initcheck; do
-    for step in step00_baseline step01_warp_unroll step02_warp_shuffle step03_atomic_one_pass \
-                step04_thread_coarsening step05_vectorized; do
-      [ -x "$bindir/$step" ] || continue
+    for step in $(bash "$(dirname "$0")/list_steps.sh"); do
       run "$tool" "$step" "$step" --check --dtype all --n 2^16+3 --offset 1
       [ $step = step01_warp_unroll ] && correct="(plain)"  # plain is wrong on purpose
       verdict "$tool ${step:0:6}" "no $tool errors" "$([ "$errors" = 0 ] && echo 0 || echo 1)"

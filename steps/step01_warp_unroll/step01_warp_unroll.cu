@@ -87,7 +87,8 @@ __global__ void reduce_slices(const T* in, size_t n, T* partials) {
 template <WarpStage Stage, typename T>
 void reduce_multi_pass(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   const size_t first_blocks = (n + kThreads - 1) / kThreads;
-  T* partials[2] = {ctx.scratch_as<T>(2 * first_blocks), ctx.scratch_as<T>(2 * first_blocks) + first_blocks};
+  T* scratch = ctx.scratch_as<T>(2 * first_blocks);
+  T* partials[2] = {scratch, scratch + first_blocks};  // ping-pong between two halves
   const T* src = in;
   for (size_t count = n, pass = 0;; ++pass) {
     const size_t blocks = (count + kThreads - 1) / kThreads;
