@@ -56,10 +56,11 @@ unsigned resident_blocks(Kernel kernel, int threads_per_block, size_t dynamic_sm
 template <typename T>
 using Launcher = std::function<void(const T* in, size_t n, T* out, const Launch& ctx)>;
 
-// One way of reducing. `f` is a generic lambda: the harness instantiates it for int and float.
+// One way of reducing. `f` is a generic lambda: the harness instantiates it for the two
+// element types, unsigned (the "int" dtype: 32-bit integers summed modulo 2^32) and float.
 struct Variant {
   std::string name, about;
-  Launcher<int> run_int;
+  Launcher<unsigned> run_int;
   Launcher<float> run_float;
   bool expect_correct;
   template <class F>
@@ -67,7 +68,7 @@ struct Variant {
       : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), expect_correct(expect_correct_) {}
   template <typename T>
   const Launcher<T>& launcher() const {
-    if constexpr (std::is_same_v<T, int>) return run_int;
+    if constexpr (std::is_same_v<T, unsigned>) return run_int;
     else return run_float;
   }
 };
@@ -99,7 +100,7 @@ inline DeviceInfo device_info(int device) {
 template <typename T>
 __global__ void fill_input_kernel(T* base, size_t lead, size_t n, size_t total, uint64_t seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x)
-    base[i] = (i >= lead && i - lead < n) ? input_value<T>(seed, i - lead, n) : guard_value<T>();
+    base[i] = (i >= lead && i - lead < n) ? input_value<T>(seed, i - lead) : guard_value<T>();
 }
 
 // Reads a buffer twice the L2's size so that the next timed run finds its input in DRAM,
@@ -111,6 +112,40 @@ __global__ void flush_l2_kernel(const int4* buf, size_t count, int* sink) {
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x7fffffff) *sink = acc;  // never true (buffer is zero); keeps the loads alive
+}
+
+// The floor: a plain read of the same n elements (16-byte loads, four in flight per thread,
+// scalar loads for the unaligned ends), nothing else. Its time is the cost of touching the
+// data, launch and DRAM latency included; no reduction can take less. The store is never
+// taken (the XOR of the input is not the magic value); it only keeps the loads alive.
+constexpr int kFloorThreads = 1024;
+__global__ void __launch_bounds__(kFloorThreads) read_floor_kernel(const uint32_t* in, size_t n, uint32_t* sink) {
+  const size_t misaligned = (16 - reinterpret_cast<uintptr_t>(in) % 16) % 16 / 4;  // elements before a 16-byte boundary
+  const size_t head = misaligned < n ? misaligned : n;
+  const size_t vectors = (n - head) / 4, tail_begin = head + vectors * 4;
+  const uint4* body = reinterpret_cast<const uint4*>(in + head);
+  const size_t thread = blockIdx.x * size_t(blockDim.x) + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+  uint32_t acc = 0;
+  size_t i = thread;
+  for (; i + 3 * stride < vectors; i += 4 * stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int b = 0; b < 4; ++b) v[b] = body[i + b * stride];
+#pragma unroll
+    for (int b = 0; b < 4; ++b) acc ^= v[b].x ^ v[b].y ^ v[b].z ^ v[b].w;
+  }
+  for (; i < vectors; i += stride) acc ^= body[i].x ^ body[i].y ^ body[i].z ^ body[i].w;
+  if (thread < head) acc ^= in[thread];
+  if (thread < n - tail_begin) acc ^= in[tail_begin + thread];
+  if (acc == 0x9E3779B9u && thread == 0x7fffffff) *sink = acc;  // never true
+}
+
+inline void launch_read_floor(const void* in, size_t n, void* sink, cudaStream_t stream) {
+  static const unsigned resident = resident_blocks(read_floor_kernel, kFloorThreads);
+  const size_t per_block = size_t(kFloorThreads) * 16;  // elements a block reads per iteration
+  const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
+  read_floor_kernel<<<blocks, kFloorThreads, 0, stream>>>(static_cast<const uint32_t*>(in), n, static_cast<uint32_t*>(sink));
+  CUDA_CHECK_LAUNCH();
 }
 
 struct Timing {
@@ -175,20 +210,21 @@ class Bench {
     return result;
   }
 
-  void report(const std::string& variant, const char* dtype, size_t n, size_t offset, size_t bytes,
-              const Timing& t, double cub_ms, const std::string& check, bool ok) {
-    double gbps = bytes / (t.median_ms * 1e6);
-    double pct = 100.0 * gbps / dev_.peak_gbps;
-    std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%% %5.2fx  %s\n", dtype, n, offset, variant.c_str(),
-                t.median_ms, t.min_ms, gbps, pct, cub_ms / t.median_ms, check.c_str());
+  // One result line, and one CSV row with --csv. cub_ms and floor_ms come from the same run.
+  void report(const std::string& step, const std::string& variant, const char* dtype, size_t n, size_t offset,
+              size_t bytes, const Timing& t, double cub_ms, double floor_ms, const std::string& check, bool ok) {
+    const double gbps = bytes / (t.median_ms * 1e6);
+    const double pct = 100.0 * gbps / dev_.peak_gbps;
+    const double x_cub = cub_ms / t.median_ms, x_floor = t.median_ms / floor_ms;
+    std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%% %5.2fx %6.2fx  %s\n", dtype, n, offset,
+                variant.c_str(), t.median_ms, t.min_ms, gbps, pct, x_cub, x_floor, check.c_str());
     if (opt_.csv.empty()) return;
     std::ifstream probe(opt_.csv);
     bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
     std::ofstream csv(opt_.csv, std::ios::app);
     if (!csv) throw std::runtime_error("--csv: cannot open " + opt_.csv + " for appending");
     if (fresh) csv << csv_header() << "\n";
-    csv << csv_row(dev_.name, dev_.cuda, variant == "cub" ? "cub" : step_, variant, dtype, n, t.median_ms, gbps, pct, ok)
-        << "\n";
+    csv << csv_row({dev_.name, dev_.cuda, step, variant, dtype, n, t.median_ms, gbps, pct, ok, x_cub, x_floor}) << "\n";
   }
 
  private:
@@ -202,11 +238,11 @@ class Bench {
 
 template <typename T>
 Verdict verify_result(T got, const Reference& ref, size_t n) {
-  if constexpr (std::is_same_v<T, int>) return verify(got, ref);
+  if constexpr (std::is_same_v<T, unsigned>) return verify(got, ref);
   else return verify(got, ref, n);
 }
 
-// Runs launch once on a poisoned output (all bits set: -1 for int, NaN for float), returns the result.
+// Runs launch once on a poisoned output (all bits set: 2^32-1 for int, NaN for float), returns the result.
 template <typename T, class F>
 T run_once(F&& launch, T* d_out, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, sizeof(T), stream));
@@ -217,14 +253,51 @@ T run_once(F&& launch, T* d_out, cudaStream_t stream) {
   return got;
 }
 
-// One dtype over every size and offset: reference, CUB, then each selected variant.
+// CUB's DeviceReduce::Sum on the same data, its temporary storage sized and allocated here,
+// outside any timing; the 64-bit size overload above INT32_MAX elements.
+template <typename T>
+class CubSum {
+ public:
+  ~CubSum() { cudaFree(temp_); }
+  std::function<void()> prepare(const T* in, size_t n, T* out, cudaStream_t s) {
+    size_t need = 0;
+    call(nullptr, need, in, n, out, s);
+    if (need > bytes_) {
+      CUDA_CHECK(cudaFree(temp_));
+      CUDA_CHECK(cudaMalloc(&temp_, need));
+      bytes_ = need;
+    }
+    return [=, temp = temp_]() { size_t b = need; call(temp, b, in, n, out, s); };
+  }
+
+ private:
+  static void call(void* temp, size_t& bytes, const T* in, size_t n, T* out, cudaStream_t s) {
+    if (n <= size_t(INT32_MAX)) CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, int(n), s));
+    else CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, int64_t(n), s));
+  }
+  void* temp_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+template <typename T>
+void print_results(const char* dtype, size_t n, size_t offset, const std::string& name, const std::vector<T>& got) {
+  std::set<T> distinct(got.begin(), got.end());
+  std::printf("%-5s %11zu %3zu  %-16s results of %zu runs:", dtype, n, offset, name.c_str(), got.size());
+  for (T g : got) {
+    if constexpr (std::is_same_v<T, unsigned>) std::printf(" %u", g);
+    else std::printf(" %.9g", double(g));
+  }
+  std::printf("  -> %zu distinct\n", distinct.size());
+}
+
+// One dtype over every size and offset: reference, then CUB and each selected variant, each
+// verified on a poisoned output; then (unless --check) CUB, the floor and the variants timed.
 // Returns false when a variant that should be right (or CUB) was wrong.
 template <typename T>
-bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::vector<const Variant*>& variants,
-               void* d_in_raw, T* d_out, const Launch& ctx) {
+bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::string& step,
+               const std::vector<const Variant*>& variants, void* d_in_raw, T* d_out, const Launch& ctx) {
   bool all_ok = true;
-  void* cub_temp = nullptr;
-  size_t cub_temp_bytes = 0;
+  CubSum<T> cub;
   cudaStream_t s = ctx.stream;
   for (size_t n : opt.sizes) {
     for (size_t offset : opt.offsets) {
@@ -236,32 +309,20 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::v
       const Reference ref = reference_sum<T>(opt.seed, n);
       const size_t bytes = n * sizeof(T);
 
-      // Everything that is timed: CUB first (the baseline), then each variant.
       struct Contender {
-        std::string name;
+        std::string step, name;
         std::function<void()> launch;
         std::string check;
         bool ok;
       };
+      // CUB is verified like the variants (its 64-bit size path too), and timed first.
       std::vector<Contender> contenders;
-      if (!opt.check_only) {
-        // CUB on the same data; its temporary storage is sized and allocated here, untimed.
-        auto cub_call = [=](void* temp, size_t& temp_bytes) {
-          if (n <= size_t(INT32_MAX)) CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, d_out, int(n), s));
-          else CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, d_out, int64_t(n), s));
-        };
-        size_t need = 0;
-        cub_call(nullptr, need);
-        if (need > cub_temp_bytes) {
-          CUDA_CHECK(cudaFree(cub_temp));
-          CUDA_CHECK(cudaMalloc(&cub_temp, need));
-          cub_temp_bytes = need;
-        }
-        auto cub_sum = [=, temp = cub_temp]() mutable { cub_call(temp, need); };
-        Verdict v = verify_result(run_once(cub_sum, d_out, s), ref, n);
-        all_ok &= v.ok;
-        contenders.push_back({"cub", cub_sum, (v.ok ? "ok " : "FAILED ") + v.detail, v.ok});
-      }
+      auto cub_sum = cub.prepare(in, n, d_out, s);
+      const Verdict cv = verify_result(run_once(cub_sum, d_out, s), ref, n);
+      all_ok &= cv.ok;
+      contenders.push_back({"cub", "cub", cub_sum, (cv.ok ? "ok " : "FAILED ") + cv.detail, cv.ok});
+      if (!opt.check_only)
+        contenders.push_back({"floor", "read", [=] { launch_read_floor(in, n, d_out + 1, s); }, "(reads only)", true});
       for (const Variant* var : variants) {
         auto launch = [var, in, n, d_out, &ctx] { var->launcher<T>()(in, n, d_out, ctx); };
         Verdict v = verify_result(run_once(launch, d_out, s), ref, n);
@@ -270,29 +331,33 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::v
                                                   : "WRONG, as this variant demonstrates: " + v.detail;
         if (!v.ok && var->expect_correct) all_ok = false;
         if (v.ok && !var->expect_correct) check = "right this time, but unreliable (see the docs): " + v.detail;
-        if (opt.repeat_results > 0) {
-          std::set<T> distinct;
-          std::printf("%-5s %11zu %3zu  %-16s results of %d runs:", dtype, n, offset, var->name.c_str(), opt.repeat_results);
+        if (opt.repeat_results > 0) {  // each repeated result is verified too
+          std::vector<T> got;
           for (int r = 0; r < opt.repeat_results; ++r) {
-            T got = run_once(launch, d_out, s);
-            distinct.insert(got);
-            if constexpr (std::is_same_v<T, int>) std::printf(" %d", got);
-            else std::printf(" %.9g", double(got));
+            got.push_back(run_once(launch, d_out, s));
+            const Verdict rv = verify_result(got.back(), ref, n);
+            if (!rv.ok && var->expect_correct) {
+              all_ok = v.ok = false;
+              check = "FAILED on repeat " + std::to_string(r + 1) + ": " + rv.detail;
+            }
           }
-          std::printf("  -> %zu distinct\n", distinct.size());
+          print_results(dtype, n, offset, var->name, got);
         }
-        if (opt.check_only) std::printf("%-5s %11zu %3zu  %-16s %s\n", dtype, n, offset, var->name.c_str(), check.c_str());
-        else contenders.push_back({var->name, launch, check, v.ok});
+        contenders.push_back({step, var->name, launch, check, v.ok});
       }
-      if (contenders.empty()) continue;  // --check: nothing is timed
+      if (opt.check_only) {
+        for (const auto& c : contenders)
+          std::printf("%-5s %11zu %3zu  %-16s %s\n", dtype, n, offset, c.name.c_str(), c.check.c_str());
+        continue;
+      }
       std::vector<std::function<void()>> launches;
       for (const auto& c : contenders) launches.push_back(c.launch);
       const std::vector<Timing> t = bench.time(launches);
       for (size_t i = 0; i < t.size(); ++i)
-        bench.report(contenders[i].name, dtype, n, offset, bytes, t[i], t[0].median_ms, contenders[i].check, contenders[i].ok);
+        bench.report(contenders[i].step, contenders[i].name, dtype, n, offset, bytes, t[i], t[0].median_ms,
+                     t[1].median_ms, contenders[i].check, contenders[i].ok);
     }
   }
-  CUDA_CHECK(cudaFree(cub_temp));
   return all_ok;
 }
 
@@ -332,7 +397,7 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
   try {
     CUDA_CHECK(cudaSetDevice(opt.device));
     cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, fill_input_kernel<int>) == cudaErrorNoKernelImageForDevice) {
+    if (cudaFuncGetAttributes(&attr, fill_input_kernel<unsigned>) == cudaErrorNoKernelImageForDevice) {
       cudaDeviceProp p{};
       CUDA_CHECK(cudaGetDeviceProperties(&p, opt.device));
       std::fprintf(stderr, "%s: error: not built for this GPU (sm_%d%d); reconfigure with -DCMAKE_CUDA_ARCHITECTURES=native\n",
@@ -353,12 +418,14 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s, theoretical peak %.0f GB/s\n", step, dev.name.c_str(),
                 dev.cc_major, dev.cc_minor, dev.sms, dev.cuda.c_str(), dev.peak_gbps);
     if (opt.check_only)
-      std::printf("check only: each variant once on a poisoned output, against the host reference\n%-5s %11s %3s  %-16s %s\n",
+      std::printf("check only: CUB and each variant once on a poisoned output, against the host reference\n%-5s %11s %3s  %-16s %s\n",
                   "dtype", "n", "off", "variant", "check");
     else
-      std::printf("median of %d timed runs after %d warm-up; L2 flushed before each; GB/s = n*sizeof(T)/median\n"
-                  "%-5s %11s %3s  %-16s %9s %9s %8s %6s %6s  %s\n",
-                  opt.reps, opt.warmup, "dtype", "n", "off", "variant", "median ms", "min ms", "GB/s", "%peak", "xCUB", "check");
+      std::printf("median of %d timed runs after %d warm-up; L2 flushed before each; GB/s = n*sizeof(T)/median;\n"
+                  "xCUB = CUB time / this time (higher is faster); xfloor = this time / plain-read time (floor = 1)\n"
+                  "%-5s %11s %3s  %-16s %9s %9s %8s %6s %6s %7s  %s\n",
+                  opt.reps, opt.warmup, "dtype", "n", "off", "variant", "median ms", "min ms", "GB/s", "%peak", "xCUB",
+                  "xfloor", "check");
     Bench bench(opt, dev, step);
     void* d_in = nullptr;
     void* d_scratch = nullptr;
@@ -369,8 +436,8 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     const Launch ctx{bench.stream(), d_scratch, scratch_bytes};
     bool ok = true;
     for (const auto& dtype : opt.dtypes) {
-      if (dtype == "int") ok &= run_dtype<int>("int", opt, bench, chosen, d_in, static_cast<int*>(d_out), ctx);
-      else ok &= run_dtype<float>("float", opt, bench, chosen, d_in, static_cast<float*>(d_out), ctx);
+      if (dtype == "int") ok &= run_dtype<unsigned>("int", opt, bench, step, chosen, d_in, static_cast<unsigned*>(d_out), ctx);
+      else ok &= run_dtype<float>("float", opt, bench, step, chosen, d_in, static_cast<float*>(d_out), ctx);
     }
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_scratch));

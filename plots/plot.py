@@ -4,10 +4,13 @@
     plot.py --out DIR FILE.csv [FILE.csv ...]
 
 For every device found in the files it writes, into DIR:
-    bandwidth_<gpu>.png    GB/s vs n, best variant of every step and CUB (int and float)
-    ladder_<gpu>.png       every step and variant at the largest n, with % of peak
+    bandwidth_<gpu>.png    GB/s vs n, best variant of every step, CUB and the floor (int and float)
+    latency_<gpu>.png      median microseconds vs n, log-log, the same curves (int and float)
+    ladder_<gpu>.png       every step and variant at the largest n, CUB and the floor, with % of peak
     warp_unroll_<gpu>.png  step00, step01's three variants, step02 at 2^24 and 2^30
-and headline.png: int GB/s vs n, one panel per device (the README's figure).
+and headline.png: int GB/s vs n with the same curves, one panel per device (the README's figure).
+"Best variant" is the variant of the step that is fastest at the largest n. The floor is a
+plain vectorized read of the same n elements, timed in every run: a reduction can at best match it.
 """
 import argparse
 import os
@@ -23,7 +26,10 @@ import results  # noqa: E402
 
 STEP_COLORS = {"step00": "#8c564b", "step01": "#e377c2", "step02": "#7f7f7f", "step03": "#bcbd22",
                "step04": "#17becf", "step05": "#d62728", "step06": "#9467bd", "step07": "#2ca02c",
-               "step08": "#ff7f0e", "cub": "#1f77b4"}
+               "step08": "#ff7f0e", "cub": "#1f77b4", "floor": "black"}
+# The two references every run times: how the curves draw them.
+REFERENCE_STYLE = {results.CUB: dict(label=results.CUB_LABEL, color=STEP_COLORS["cub"], lw=2.5, ls="--"),
+                   results.FLOOR: dict(label=results.FLOOR_LABEL, color=STEP_COLORS["floor"], lw=1.5, ls="--")}
 
 
 def log2_label(n):
@@ -31,19 +37,31 @@ def log2_label(n):
     return f"2^{e}" if n == 1 << e else str(n)
 
 
+def curve_style(step, variant):
+    """Line label and style: a step's variant solid in its step's colour, CUB and the floor dashed."""
+    if (step, variant) in REFERENCE_STYLE:
+        return REFERENCE_STYLE[(step, variant)]
+    return dict(label=f"{results.short(step)} {variant}", color=STEP_COLORS.get(results.short(step)), lw=1.5, ls="-")
+
+
+def draw_curves(ax, c, keys, scale=1.0):
+    """One line per key of the curves c that has data, values multiplied by scale."""
+    for key in keys:
+        if key in c:
+            by_n = c[key]
+            ax.plot(list(by_n), [scale * v for v in by_n.values()], marker="o", ms=3, **curve_style(*key))
+
+
+def drawn_keys(rows, device, dtype):
+    """The bandwidth and latency figures' curves: each step's best variant, CUB, the floor."""
+    return results.plotted_variants(rows, device, dtype) + [results.CUB, results.FLOOR]
+
+
 def draw_bandwidth(ax, rows, device, dtype):
-    """GB/s against n: for every step the variant that is fastest at the largest n, and CUB."""
+    """GB/s against n: for every step the variant that is fastest at the largest n, CUB and the floor."""
     c = results.curves(rows, device, dtype)
     n_max = max(max(by_n) for by_n in c.values())
-    picked = [(s, v) for s, v, _ in results.best_variants(rows, device, dtype, n_max)] + [("cub", "cub")]
-    for step, variant in picked:
-        if (step, variant) not in c:
-            continue
-        by_n = c[(step, variant)]
-        is_cub = step == "cub"
-        ax.plot(list(by_n), list(by_n.values()), marker="o", ms=3,
-                label="CUB DeviceReduce::Sum" if is_cub else f"{results.short(step)} {variant}",
-                color=STEP_COLORS.get(results.short(step)), lw=2.5 if is_cub else 1.5, ls="--" if is_cub else "-")
+    draw_curves(ax, c, drawn_keys(rows, device, dtype))
     pk = results.peak(rows, device)
     ax.axhline(pk, color="black", lw=0.8, ls=":")
     ax.text(n_max, pk * 1.01, f"theoretical peak {pk:.0f} GB/s",
@@ -66,23 +84,46 @@ def bandwidth_figure(rows, device, path):
     plt.close(fig)
 
 
+def draw_latency(ax, rows, device, dtype):
+    """Median microseconds against n, log-log: the curves of the bandwidth figure. Where
+    GB/s is tiny (small n) this shows what each launch really costs."""
+    c = results.curves(rows, device, dtype, field="ms")
+    draw_curves(ax, c, drawn_keys(rows, device, dtype), scale=1000.0)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"n ({dtype} elements)")
+    ax.set_ylabel("median time (µs, log scale)")
+    ax.grid(alpha=0.3, which="both")
+    ax.set_title(f"{device}, {dtype}")
+
+
+def latency_figure(rows, device, path):
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    for ax, dtype in zip(axes, ("int", "float")):
+        draw_latency(ax, rows, device, dtype)
+    axes[0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"Latency: median time per call vs n, log-log ({device})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def ladder_figure(rows, device, path, dtype="int"):
     c = results.curves(rows, device, dtype)
     n = max(max(by_n) for by_n in c.values())
-    entries = [(s, v, by_n[n]) for (s, v), by_n in sorted(c.items()) if s != "cub" and n in by_n]
-    cub = c.get(("cub", "cub"), {}).get(n)
-    if cub:
-        entries.append(("cub", "DeviceReduce::Sum", cub))
+    entries = [(s, v, by_n[n]) for (s, v), by_n in sorted(c.items()) if not results.is_reference(s) and n in by_n]
+    entries += [(s, v, c[(s, v)][n]) for s, v in (results.CUB, results.FLOOR) if n in c.get((s, v), {})]
     pk = results.peak(rows, device)
     fig, ax = plt.subplots(figsize=(max(8, 0.75 * len(entries) + 2), 5))
-    labels = [f"{results.short(s)}\n{v}" if s != "cub" else "CUB\nSum" for s, v, _ in entries]
+    names = {results.CUB: "CUB\nSum", results.FLOOR: "floor\nplain read"}
+    labels = [names.get((s, v), f"{results.short(s)}\n{v}") for s, v, _ in entries]
     bars = ax.bar(range(len(entries)), [g for *_, g in entries],
                   color=[STEP_COLORS.get(results.short(s)) for s, *_ in entries])
     for bar, (_, _, g) in zip(bars, entries):
         ax.text(bar.get_x() + bar.get_width() / 2, g, f"{g:.0f}\n{100 * g / pk:.0f}%", ha="center", va="bottom", fontsize=7)
     ax.axhline(pk, color="black", lw=0.8, ls=":")
     ax.set_xticks(range(len(entries)), labels, fontsize=7)
-    ax.set_ylabel("GB/s")
+    ax.set_ylabel("GB/s (n x 4 B / median time)")
     ax.set_ylim(0, pk * 1.15)
     ax.set_title(f"The ladder at n = {log2_label(n)} {dtype}, {device} (peak {pk:.0f} GB/s, dotted)")
     fig.tight_layout()
@@ -146,7 +187,7 @@ def main(argv=None):
     written = []
     for dev in results.devices(rows):
         s = results.slug(dev)
-        for name, fn in (("bandwidth", bandwidth_figure), ("ladder", ladder_figure)):
+        for name, fn in (("bandwidth", bandwidth_figure), ("latency", latency_figure), ("ladder", ladder_figure)):
             p = os.path.join(a.out, f"{name}_{s}.png")
             fn(rows, dev, p)
             written.append(p)

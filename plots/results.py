@@ -1,16 +1,39 @@
 #!/usr/bin/env python3
-"""Reads the measured CSV files (schema of DESIGN.md) and turns them into tables.
+"""Reads the measured CSV files and turns them into tables.
 
 Plain Python, no matplotlib, so the docs tools and tests can use it anywhere.
-    results.py summary FILE.csv [...] [--n N]   the ladder as a table, best variant per step
+    results.py summary FILE.csv [...] [--n N]   the ladder as a table, best variant per step,
+                                                then the latency of those variants at small n
+
+The schema, one row per (program run, step, variant, dtype, n):
+    device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape
+Every step program times, interleaved rep by rep in the same run, CUB (step=cub,
+variant=cub), the floor (step=floor, variant=read: a plain vectorized read of the same n
+elements) and its own variants. x_cub = CUB's median ms / this row's median ms (higher is
+faster; 1 on the cub row); x_floor = this row's median ms / the floor's median ms (lower
+is better, about 1 at best; 1 on the floor row). 0 in x_cub or x_floor means "not
+measured" (plots/migrate_csv.py writes it for files from before the floor existed); the
+tables print "-" for it.
 """
 import csv
+import math
 import re
 import statistics
 import sys
 from collections import defaultdict
 
-COLUMNS = ["device", "cuda", "step", "variant", "dtype", "n", "ms", "gbps", "pct_peak", "verified"]
+COLUMNS = ["device", "cuda", "step", "variant", "dtype", "n", "ms", "gbps", "pct_peak", "verified", "x_cub", "x_floor",
+           "shape"]
+ARRAY = "array"  # shape of a whole-array reduction (n elements -> one value); other steps: "cols=16", ...
+OLD_COLUMNS = COLUMNS[:10]  # before x_cub and x_floor; plots/migrate_csv.py converts
+FLOAT_FIELDS = ("ms", "gbps", "pct_peak", "x_cub", "x_floor")
+RATIO_FIELDS = ("x_cub", "x_floor")
+NOT_MEASURED = 0.0
+
+# Rows every step program writes beside its own variants: step -> the one variant name.
+CUB, FLOOR = ("cub", "cub"), ("floor", "read")
+REFERENCES = dict([CUB, FLOOR])
+CUB_LABEL, FLOOR_LABEL = "CUB DeviceReduce::Sum", "floor (plain read)"
 
 
 class SchemaError(ValueError):
@@ -22,27 +45,57 @@ def load(paths):
     rows = []
     for path in paths:
         with open(path, newline="") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if header != COLUMNS:
-                raise SchemaError(f"{path}: header {header} is not {COLUMNS}")
-            for lineno, fields in enumerate(reader, start=2):
-                if len(fields) != len(COLUMNS):
-                    raise SchemaError(f"{path}:{lineno}: {len(fields)} fields, expected {len(COLUMNS)}")
-                r = dict(zip(COLUMNS, fields))
-                if not r["device"].strip():
-                    raise SchemaError(f"{path}:{lineno}: empty device name")
-                if r["verified"] not in ("true", "false") or r["dtype"] not in ("int", "float"):
-                    raise SchemaError(f"{path}:{lineno}: bad verified/dtype field")
-                try:
-                    r["n"] = int(r["n"])
-                    for k in ("ms", "gbps", "pct_peak"):
-                        r[k] = float(r[k])
-                except ValueError as e:
-                    raise SchemaError(f"{path}:{lineno}: {e}") from None
-                r["verified"] = r["verified"] == "true"
-                rows.append(r)
+            rows += parse(f, path)
     return rows
+
+
+def parse(lines, source):
+    """Typed rows of one CSV text (an iterable of lines); `source` names it in errors."""
+    reader = csv.reader(lines)
+    check_header(next(reader, None), source)
+    return [typed_row(fields, f"{source}:{lineno}") for lineno, fields in enumerate(reader, start=2)]
+
+
+def check_header(header, source):
+    if header == OLD_COLUMNS:
+        raise SchemaError(f"{source}: old 10-column schema (no x_cub, x_floor); convert it with "
+                          f"python3 plots/migrate_csv.py OLD.csv NEW.csv, or measure again")
+    if header != COLUMNS:
+        raise SchemaError(f"{source}: header {header} is not {COLUMNS}")
+
+
+def typed_row(fields, where):
+    if len(fields) != len(COLUMNS):
+        raise SchemaError(f"{where}: {len(fields)} fields, expected {len(COLUMNS)}")
+    r = dict(zip(COLUMNS, fields))
+    if not r["device"].strip():
+        raise SchemaError(f"{where}: empty device name")
+    if r["verified"] not in ("true", "false") or r["dtype"] not in ("int", "float"):
+        raise SchemaError(f"{where}: bad verified/dtype field")
+    try:
+        r["n"] = int(r["n"])
+        for k in FLOAT_FIELDS:
+            r[k] = float(r[k])
+    except ValueError as e:
+        raise SchemaError(f"{where}: {e}") from None
+    r["verified"] = r["verified"] == "true"
+    if not re.fullmatch(r"[A-Za-z0-9_=.%:-]+", r["shape"]):
+        raise SchemaError(f"{where}: bad shape field '{r['shape']}'")
+    check_values(r, where)
+    return r
+
+
+def check_values(r, where):
+    """What the harness guarantees; a row that breaks it was paired or written wrongly."""
+    if not all(math.isfinite(r[k]) and r[k] >= 0 for k in FLOAT_FIELDS):
+        raise SchemaError(f"{where}: a negative or non-finite number")
+    step = r["step"]
+    if step in REFERENCES and r["variant"] != REFERENCES[step]:
+        raise SchemaError(f"{where}: step '{step}' must have variant '{REFERENCES[step]}'")
+    # the reference's own ratio is its time over itself; 0 is allowed as "not measured"
+    for ref, field in ((CUB, "x_cub"), (FLOOR, "x_floor")):
+        if step == ref[0] and r[field] != NOT_MEASURED and abs(r[field] - 1) > 5e-5:
+            raise SchemaError(f"{where}: the {step} row must have {field} 1.0000, not {r[field]}")
 
 
 def slug(device):
@@ -55,14 +108,23 @@ def short(step):
     return step.split("_")[0]  # step05_vectorized -> step05
 
 
-def curves(rows, device, dtype, include_wrong=False):
-    """{(step, variant): {n: median GB/s}} over verified rows (all rows with include_wrong);
-    every CUB row of the device (each step program times CUB once per size) feeds one
-    ('cub', 'cub') curve."""
+def is_reference(step):
+    return step in REFERENCES
+
+
+def curves(rows, device, dtype, include_wrong=False, field="gbps", shape=ARRAY):
+    """{(step, variant): {n: median of `field`}} over verified rows (all rows with include_wrong).
+    Every step program times CUB and the floor once per size, so all CUB rows of the device
+    pool into one ('cub', 'cub') curve and all floor rows into one ('floor', 'read') curve.
+    For x_cub and x_floor, rows with 0 ("not measured") are left out. Only rows of one problem
+    shape take part (whole-array reductions unless `shape` says otherwise)."""
     acc = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if r["device"] == device and r["dtype"] == dtype and (r["verified"] or include_wrong):
-            acc[(r["step"], r["variant"])][r["n"]].append(r["gbps"])
+        if r["device"] != device or r["dtype"] != dtype or r["shape"] != shape or not (r["verified"] or include_wrong):
+            continue
+        if field in RATIO_FIELDS and r[field] == NOT_MEASURED:
+            continue
+        acc[(r["step"], r["variant"])][r["n"]].append(r[field])
     return {k: {n: statistics.median(v) for n, v in sorted(by_n.items())} for k, by_n in acc.items()}
 
 
@@ -73,36 +135,116 @@ def peak(rows, device):
 
 
 def best_variants(rows, device, dtype, n):
-    """[(step, variant, gbps)] one per step: the fastest verified variant at size n, step order."""
+    """[(step, variant, gbps)] one per step: the fastest verified variant at size n, step
+    order. CUB and the floor are references, not steps, and are never listed."""
     best = {}
     for (step, variant), by_n in curves(rows, device, dtype).items():
-        if step != "cub" and n in by_n and (step not in best or by_n[n] > best[step][2]):
+        if not is_reference(step) and n in by_n and (step not in best or by_n[n] > best[step][2]):
             best[step] = (step, variant, by_n[n])
     return [best[s] for s in sorted(best)]
 
 
+def largest_n(rows, device, dtype):
+    return max((r["n"] for r in rows if r["device"] == device and r["dtype"] == dtype), default=None)
+
+
+def plotted_variants(rows, device, dtype):
+    """[(step, variant)]: per step the variant fastest at the largest n measured (the one
+    the bandwidth and latency figures draw)."""
+    n = largest_n(rows, device, dtype)
+    return [(s, v) for s, v, _ in best_variants(rows, device, dtype, n)] if n else []
+
+
+def ratio(x):
+    """A same-run ratio as the tables print it; '-' where it was not measured."""
+    return "-" if x is None or x == NOT_MEASURED else f"{x:.2f}"
+
+
 def ladder_table(rows, device, dtype, n, steps=None, all_variants=False):
-    """Markdown table: step, variant, GB/s, % of peak, x CUB at size n."""
+    """Markdown table at size n: step, variant, GB/s, % of peak, x CUB, x floor; then a CUB
+    line and a floor line. x CUB and x floor are the rows' own same-run ratios (median
+    over the rows of that step and variant), not a ratio of medians pooled over programs."""
     c = curves(rows, device, dtype)
-    cub = c.get(("cub", "cub"), {}).get(n)
+    x_cub, x_floor = curves(rows, device, dtype, field="x_cub"), curves(rows, device, dtype, field="x_floor")
     pk = peak(rows, device)
     if all_variants:
-        entries = [(s, v, by_n[n]) for (s, v), by_n in sorted(c.items()) if s != "cub" and n in by_n]
+        entries = [(s, v, by_n[n]) for (s, v), by_n in sorted(c.items()) if not is_reference(s) and n in by_n]
     else:
         entries = best_variants(rows, device, dtype, n)
     if steps is not None:
         entries = [e for e in entries if short(e[0]) in steps]
-    lines = ["| step | variant | GB/s | % of peak | x CUB |", "|---|---|---:|---:|---:|"]
-    for step, variant, g in entries:
-        ratio = f"{g / cub:.2f}" if cub else "-"
-        lines.append(f"| {step} | {variant} | {g:.0f} | {100 * g / pk:.1f}% | {ratio} |")
-    if cub:
-        lines.append(f"| CUB DeviceReduce::Sum | - | {cub:.0f} | {100 * cub / pk:.1f}% | 1.00 |")
+
+    def line(label, variant, key, g, xc=None, xf=None):
+        xc = x_cub.get(key, {}).get(n) if xc is None else xc
+        xf = x_floor.get(key, {}).get(n) if xf is None else xf
+        return f"| {label} | {variant} | {g:.0f} | {100 * g / pk:.1f}% | {ratio(xc)} | {ratio(xf)} |"
+
+    lines = ["| step | variant | GB/s | % of peak | x CUB | x floor |", "|---|---|---:|---:|---:|---:|"]
+    lines += [line(s, v, (s, v), g) for s, v, g in entries]
+    if n in c.get(CUB, {}):
+        lines.append(line(CUB_LABEL, "-", CUB, c[CUB][n], xc=1.0))
+    if n in c.get(FLOOR, {}):
+        lines.append(line(FLOOR_LABEL, "-", FLOOR, c[FLOOR][n], xf=1.0))
+    return "\n".join(lines)
+
+
+def pow2(n):
+    e = n.bit_length() - 1
+    return f"2^{e}" if n == 1 << e else str(n)
+
+
+def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False):
+    """Markdown table, one column per size: every variant of the given steps as
+    'GB/s (x CUB)', x CUB the row's own same-run ratio; then CUB and the floor.
+    show_wrong: also variants whose sum was wrong, marked '(wrong sum)'."""
+    c = curves(rows, device, dtype, include_wrong=show_wrong)
+    x_cub = curves(rows, device, dtype, include_wrong=show_wrong, field="x_cub")
+    wrong = {(r["step"], r["variant"]) for r in rows if not r["verified"] and r["device"] == device}
+
+    def cells(key, with_ratio=True):
+        by_n, xs = c.get(key, {}), (x_cub.get(key, {}) if with_ratio else {})
+        return [("-" if n not in by_n else f"{by_n[n]:.0f} GB/s" + (f" ({xs[n]:.2f}x)" if n in xs else ""))
+                for n in sizes]
+
+    lines = ["| step | variant | " + " | ".join(f"n = {pow2(n)}" for n in sizes) + " |",
+             "|---|---|" + "---:|" * len(sizes)]
+    for step, variant in sorted(c):
+        if is_reference(step) or (steps and short(step) not in steps):
+            continue
+        label = f"{variant} (wrong sum)" if (step, variant) in wrong else variant
+        lines.append(f"| {step} | {label} | " + " | ".join(cells((step, variant))) + " |")
+    lines.append("| CUB | DeviceReduce::Sum | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
+    if any(n in c.get(FLOOR, {}) for n in sizes):
+        lines.append("| floor | plain read | " + " | ".join(cells(FLOOR)) + " |")
+    return "\n".join(lines)
+
+
+def latency_table(rows, device, dtype, sizes, steps=None, all_variants=False):
+    """Markdown table of median microseconds, one column per size: the variant of each
+    step that the figures draw (all variants with all_variants), then CUB and the floor.
+    Where launch and latency dominate (small n) GB/s hides what time shows."""
+    us = {k: {n: 1000 * ms for n, ms in by_n.items()} for k, by_n in curves(rows, device, dtype, field="ms").items()}
+    keys = sorted(k for k in us if not is_reference(k[0])) if all_variants else plotted_variants(rows, device, dtype)
+    keys = [k for k in keys if steps is None or short(k[0]) in steps]
+
+    def line(step, variant, key):
+        return f"| {step} | {variant} | " + " | ".join(
+            f"{us[key][n]:.1f} µs" if n in us.get(key, {}) else "-" for n in sizes) + " |"
+
+    lines = ["| step | variant | " + " | ".join(f"n = {pow2(n)}" for n in sizes) + " |",
+             "|---|---|" + "---:|" * len(sizes)]
+    lines += [line(s, v, (s, v)) for s, v in keys]
+    lines.append(line("CUB", "DeviceReduce::Sum", CUB))
+    if FLOOR in us:
+        lines.append(line("floor", "plain read", FLOOR))
     return "\n".join(lines)
 
 
 def devices(rows):
     return sorted({r["device"] for r in rows})
+
+
+LATENCY_SIZES = [1 << e for e in (10, 14, 17, 20, 24)]
 
 
 def summary(paths, n=None):
@@ -116,6 +258,10 @@ def summary(paths, n=None):
             size = n if n in sizes else sizes[-1]
             out.append(f"\n{dev}, {dtype}, n = {size} (theoretical peak {peak(rows, dev):.0f} GB/s)")
             out.append(ladder_table(rows, dev, dtype, size))
+            small = [s for s in LATENCY_SIZES if s in sizes]
+            if small:
+                out.append(f"\n{dev}, {dtype}, latency")
+                out.append(latency_table(rows, dev, dtype, small))
     failed = [r for r in rows if not r["verified"] and not (r["step"].startswith("step01") and r["variant"] == "plain")]
     if failed:
         out.append(f"\n{len(failed)} row(s) failed verification, e.g. {failed[0]}")
@@ -131,4 +277,7 @@ if __name__ == "__main__":
         i = args.index("--n")
         n = int(args[i + 1])
         del args[i:i + 2]
-    print(summary(args[1:], n))
+    try:
+        print(summary(args[1:], n))
+    except SchemaError as e:
+        sys.exit(f"results.py: {e}")

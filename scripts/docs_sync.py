@@ -16,10 +16,17 @@ Blocks in README.md and docs/*.md:
 
     <!-- table: ladder device="NVIDIA H200" dtype=int n=2^30 [steps=step00,step05] [variants=all] -->
     <!-- table: sizes device="NVIDIA H200" dtype=int sizes=2^20,2^24,2^30 steps=step03,step04 [wrong=show] -->
-    ...generated from plots/data/*.csv...
+    <!-- table: latency device="NVIDIA H200" dtype=int sizes=2^10,2^16,2^20 [steps=step03,step05] [variants=all] -->
+    ...generated from plots/data/*.csv, then a blank line and the command that measures it:
+    Reproduce (in the build directory): ./step03 --n 2^20,2^24,2^30 --dtype int --reps 50; ./step04 ...
     <!-- /table -->
+
+ladder: GB/s, % of peak, x CUB and x floor at one n (see plots/results.py ladder_table);
+sizes: 'GB/s (x CUB)' per size; latency: median microseconds per size. x CUB is always
+the row's own ratio to CUB timed in the same run.
 """
 import glob
+import io
 import os
 import re
 import shlex
@@ -27,7 +34,11 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "plots"))
+import migrate_csv  # noqa: E402
 import results  # noqa: E402
+
+# How scripts/gpu_check.sh measured the committed CSVs (its sweep: --reps 50, 2^10..2^30)
+SWEEP_REPS = 50
 
 BLOCK = re.compile(r"<!-- (excerpt|table): (.*?) -->\n(.*?)<!-- /\1 -->", re.S)
 
@@ -37,9 +48,7 @@ def size(text):
     return 1 << int(m.group(1)) if m else int(text)
 
 
-def pow2(n):
-    e = n.bit_length() - 1
-    return f"2^{e}" if n == 1 << e else str(n)
+pow2 = results.pow2
 
 
 def excerpt(spec):
@@ -59,6 +68,7 @@ def excerpt(spec):
 
 
 def table(spec, rows):
+    """The markdown of one <!-- table: ... --> directive, ending with its reproduce line."""
     kind, *rest = shlex.split(spec)
     args = dict(a.split("=", 1) for a in rest)
     device, dtype = args["device"], args["dtype"]
@@ -66,25 +76,50 @@ def table(spec, rows):
         raise ValueError(f"no rows for device '{device}'")
     steps = args["steps"].split(",") if "steps" in args else None
     if kind == "ladder":
-        body = results.ladder_table(rows, device, dtype, size(args["n"]), steps, args.get("variants") == "all")
+        sizes = [size(args["n"])]
+        body = results.ladder_table(rows, device, dtype, sizes[0], steps, args.get("variants") == "all")
     elif kind == "sizes":
         sizes = [size(s) for s in args["sizes"].split(",")]
-        c = results.curves(rows, device, dtype, include_wrong=args.get("wrong") == "show")
-        wrong = {(r["step"], r["variant"]) for r in rows if not r["verified"] and r["device"] == device}
-        cub = c.get(("cub", "cub"), {})
-        lines = ["| step | variant | " + " | ".join(f"n = {pow2(n)}" for n in sizes) + " |",
-                 "|---|---|" + "---:|" * len(sizes)]
-        for (step, variant), by_n in sorted(c.items()):
-            if step == "cub" or (steps and results.short(step) not in steps):
-                continue
-            cells = [f"{by_n[n]:.0f} GB/s ({by_n[n] / cub[n]:.2f}x)" if n in by_n and n in cub else "-" for n in sizes]
-            label = f"{variant} (wrong sum)" if (step, variant) in wrong else variant
-            lines.append(f"| {step} | {label} | " + " | ".join(cells) + " |")
-        lines.append("| CUB | DeviceReduce::Sum | " + " | ".join(f"{cub[n]:.0f} GB/s" if n in cub else "-" for n in sizes) + " |")
-        body = "\n".join(lines)
+        body = results.sizes_table(rows, device, dtype, sizes, steps, show_wrong=args.get("wrong") == "show")
+    elif kind == "latency":
+        sizes = [size(s) for s in args["sizes"].split(",")]
+        body = results.latency_table(rows, device, dtype, sizes, steps, args.get("variants") == "all")
     else:
         raise ValueError(f"unknown table kind '{kind}'")
-    return body + "\n"
+    return body + "\n\n" + reproduce_line(listed_steps(body), sizes, dtype) + "\n"
+
+
+def listed_steps(body):
+    """Short names of the steps a generated table has rows for, in order (CUB and the floor
+    are timed by every step program, so they need no command of their own)."""
+    found = re.findall(r"^\| (step\d\d)_", body, flags=re.M)
+    return list(dict.fromkeys(found))
+
+
+def reproduce_line(steps, sizes, dtype):
+    """One command per step program; each run times CUB and the floor beside its variants.
+    The blank line before it keeps markdown from reading it as a table row."""
+    if not steps:
+        raise ValueError("the table lists no step, so no command reproduces it")
+    n = ",".join(pow2(s) for s in sizes)
+    return "Reproduce (in the build directory): " + "; ".join(
+        f"./{s} --n {n} --dtype {dtype} --reps {SWEEP_REPS}" for s in steps)
+
+
+def load_measurements(paths):
+    """Rows of the measurement CSVs. A file still in the old 10-column schema is read
+    through migrate_csv (in memory, x floor "not measured") so that the check keeps
+    working until the sweep is run again; results.load itself stays strict."""
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            text = f.read()
+        if text.split("\n", 1)[0].strip() == ",".join(results.OLD_COLUMNS):
+            print(f"docs_sync: {os.path.relpath(path, ROOT)} is in the old schema; read through "
+                  f"plots/migrate_csv.py (no floor)", file=sys.stderr)
+            text = migrate_csv.migrate_text(text, path)
+        rows += results.parse(io.StringIO(text), path)
+    return rows
 
 
 def markdown_files():
@@ -94,7 +129,7 @@ def markdown_files():
 def sync(paths, write, rows=None):
     """Returns a list of problems (empty when every block matches its source)."""
     if rows is None:
-        rows = results.load(sorted(glob.glob(os.path.join(ROOT, "plots", "data", "*.csv"))))
+        rows = load_measurements(sorted(glob.glob(os.path.join(ROOT, "plots", "data", "*.csv"))))
     problems = []
     for path in paths:
         if not os.path.exists(path):

@@ -27,6 +27,9 @@ device=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | he
 step "ctest (all tests, gpu included)"
 ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$logs/ctest.log" | grep -E "tests passed|Test +#|Failed|\*\*\*" || true
 grep -q "100% tests passed" "$logs/ctest.log" || status=1
+slug=$("$PLOT_PYTHON" -c "import sys; sys.path.insert(0, 'plots'); import results; print(results.slug('''$device'''))")
+cp "$build/mutation_test.log" "docs/logs/mutation_test_$slug.log" 2>/dev/null
+grep -E "^mutation test:" "$build/mutation_test.log" 2>/dev/null
 
 for mode in racecheck clean; do
   step "sanitizers: $mode"
@@ -51,6 +54,15 @@ for s in $(bash scripts/list_steps.sh); do
   [ $rc = 0 ] || status=1
 done
 
+step "verification sweep: every step and variant, 2^10..2^30 and odd sizes, offsets 0..3, int and float"
+for s in $(bash scripts/list_steps.sh); do
+  "$build/$s" --check --dtype all --offset 0,1,2,3 --n "$(seq -s, -f '2^%g' 10 30),2^30+3" >"$logs/verify_sweep_$s.txt" 2>&1
+  rc=$?
+  echo "$s: exit $rc, $(grep -c ' ok ' "$logs/verify_sweep_$s.txt") ok, $(grep -cE 'FAILED' "$logs/verify_sweep_$s.txt") failed," \
+       "$(grep -cE 'WRONG' "$logs/verify_sweep_$s.txt") wrong on purpose"
+  [ $rc = 0 ] || status=1
+done
+
 step "the commands of the chapters' 'Try it' sections"
 "$PLOT_PYTHON" - >"$logs/try_it_commands.txt" <<'PY'
 import glob, re
@@ -65,7 +77,7 @@ while read -r cmd; do
   [ $rc = 0 ] || status=1
 done <"$logs/try_it_commands.txt"
 
-csv=plots/data/$("$PLOT_PYTHON" -c "import sys; sys.path.insert(0, 'plots'); import results; print(results.slug('''$device'''))").csv
+csv=plots/data/$slug.csv
 if [ $sweep = yes ]; then
   step "sweep 2^10..2^30, int and float, every step and variant, CUB in every run"
   rm -f "$csv"

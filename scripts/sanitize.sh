@@ -58,7 +58,7 @@ if [ "$mode" = racecheck ]; then
     "$([ $correct = yes ] && [ "$errors$warnings" != 00 ] && [ "$errors" != "?" ] && echo 0 || echo 1)"
   run racecheck step01_syncwarp step01_warp_unroll --variant syncwarp "${args[@]}"
   verdict step01_syncwarp "right sum, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
-  for v in shfl_down cg_reduce; do
+  for v in shfl_down shfl_xor cg_tile cg_reduce; do
     run racecheck step02_$v step02_warp_shuffle --variant $v "${args[@]}"
     verdict step02_$v "right sum, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
   done

@@ -84,78 +84,87 @@ static void test_args() {
 }
 
 static void test_inputs_and_references() {
-  // Integers stay in [0, R] with n * R <= INT32_MAX, and are not all equal.
-  for (size_t n : {size_t(1), size_t(1000), size_t(1) << 20, size_t(1) << 30}) {
-    int r = int_range(n);
-    EXPECT(r >= 1 && double(r) * double(n) <= double(INT32_MAX));
-    int lo = 1 << 30, hi = -1;
-    for (size_t i = 0; i < 4096; ++i) {
-      int v = input_value<int>(7, i, n);
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-    EXPECT(lo >= 0 && hi <= r && lo < hi);
+  // Integers: full 32-bit range (both halves and both ends of it are reached).
+  unsigned lo = ~0u, hi = 0;
+  size_t top_half = 0;
+  for (size_t i = 0; i < 100000; ++i) {
+    unsigned v = input_value<unsigned>(7, i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    top_half += v >> 31;
   }
-  EXPECT(int_range(size_t(1) << 32) == 0);  // beyond int32: signed {-1, 0, 1}
-  for (size_t i = 0; i < 1000; ++i) {
-    int v = input_value<int>(3, i, size_t(1) << 32);
-    EXPECT(v >= -1 && v <= 1);
+  EXPECT(lo < (1u << 20) && hi > ~0u - (1u << 20));
+  EXPECT(top_half > 49000 && top_half < 51000);
+  EXPECT(input_value<unsigned>(7, 5) != input_value<unsigned>(8, 5));
+  // Floats: zero-mean, in [-1, 1), multiples of 2^-23 (exact in float), seed-dependent.
+  double mean = 0, mean_sq = 0;
+  for (size_t i = 0; i < 100000; ++i) {
+    float f = input_value<float>(1, i);
+    EXPECT(f >= -1.0f && f < 1.0f);
+    EXPECT(std::ldexp(double(f), 23) == std::floor(std::ldexp(double(f), 23)));
+    EXPECT(double(f) == std::ldexp(double(float_input_steps(1, i)), -23));
+    mean += f / 100000.0;
+    mean_sq += double(f) * f / 100000.0;
   }
-  // Floats in [0, 1), deterministic, seed-dependent.
-  double mean = 0;
-  for (size_t i = 0; i < 10000; ++i) {
-    float f = input_value<float>(1, i, 0);
-    EXPECT(f >= 0.0f && f < 1.0f);
-    mean += f / 10000.0;
-  }
-  EXPECT(std::fabs(mean - 0.5) < 0.02);
-  EXPECT(input_value<float>(1, 5, 0) == input_value<float>(1, 5, 0));
-  EXPECT(input_value<float>(1, 5, 0) != input_value<float>(2, 5, 0));
+  EXPECT(std::fabs(mean) < 0.01 && std::fabs(mean_sq - 1.0 / 3.0) < 0.01);
+  EXPECT(input_value<float>(1, 5) != input_value<float>(2, 5));
 
-  // The threaded reference equals a plain serial loop (int exactly).
+  // The threaded reference equals a plain serial loop, exactly, for both types.
   for (size_t n : {size_t(1), size_t(257), size_t(1) << 17, (size_t(1) << 18) + 3}) {
-    int64_t serial = 0;
-    double fserial = 0;
+    uint32_t serial = 0;
+    int64_t steps = 0;
+    double squares = 0;
     for (size_t i = 0; i < n; ++i) {
-      serial += input_value<int>(11, i, n);
-      fserial += input_value<float>(11, i, n);
+      serial += input_value<unsigned>(11, i);  // wraps modulo 2^32, as the GPU's sum does
+      steps += float_input_steps(11, i);
+      squares += double(input_value<float>(11, i)) * input_value<float>(11, i);
     }
-    Reference ri = reference_sum<int>(11, n), rf = reference_sum<float>(11, n);
-    EXPECT(ri.int_sum == serial && ri.sum == double(serial) && ri.abs_sum == double(serial));
-    EXPECT(std::fabs(rf.sum - fserial) <= 1e-9 * fserial && rf.abs_sum == rf.sum);
+    Reference ri = reference_sum<unsigned>(11, n), rf = reference_sum<float>(11, n);
+    EXPECT(ri.int_sum == serial && ri.sum == double(serial));
+    EXPECT(rf.float_steps == steps && rf.sum == std::ldexp(double(steps), -23));
+    EXPECT(std::fabs(rf.sum_squares - squares) <= 1e-9 * squares);
+  }
+  // Wide data: dropping or duplicating any one element changes the integer sum.
+  const size_t n = 4099;
+  Reference r = reference_sum<unsigned>(3, n);
+  for (size_t i = 0; i < n; ++i) {
+    unsigned v = input_value<unsigned>(3, i);
+    EXPECT(v == 0 || (r.int_sum - v != r.int_sum && r.int_sum + v != r.int_sum));
   }
 }
 
 static void test_verification() {
   Reference r;
-  r.int_sum = 524288;
-  r.sum = 524288;
-  EXPECT(verify(524288, r).ok);
-  Verdict wrong = verify(57344, r);
-  EXPECT(!wrong.ok && wrong.detail.find("expected 524288 got 57344") != std::string::npos);
+  r.int_sum = 4000000000u;
+  r.sum = 4000000000.0;
+  EXPECT(verify(4000000000u, r).ok);
+  Verdict wrong = verify(57344u, r);
+  EXPECT(!wrong.ok && wrong.detail.find("expected 4000000000 got 57344") != std::string::npos);
 
-  // Float: within min(n, 4 sqrt(n)) * 2^-24 * sum|x|; NaN and inf never pass.
-  const size_t n = size_t(1) << 20;
+  // Float: lambda * u * sqrt(sum x^2 * (n/256 + 4096)); NaN and inf never pass.
+  const size_t n = size_t(1) << 30;
   Reference f;
-  f.sum = f.abs_sum = 524288.0;
-  const double tol = float_tolerance(n, f.abs_sum);
-  EXPECT(std::fabs(tol - 4096.0 * std::ldexp(1.0, -24) * 524288.0) < 1e-9);
-  EXPECT(float_tolerance(4, 10.0) == 4 * std::ldexp(1.0, -24) * 10.0);  // small n: the worst-case bound
+  f.sum = 12.5;
+  f.sum_squares = double(n) / 3.0;  // uniform in [-1, 1): variance 1/3
+  const double tol = float_tolerance(n, f.sum_squares);
+  EXPECT(std::fabs(tol - 6.0 * std::ldexp(1.0, -24) * std::sqrt(double(n) / 3.0 * (double(n) / 256 + 4096))) < 1e-9);
+  EXPECT(tol > 13.0 && tol < 14.5);  // at 2^30: the worst correct kernel's error is ~1-3, a lost vector in 65,536 ~74
+  EXPECT(float_tolerance(1 << 20, (1 << 20) / 3.0) < 0.05);  // at 2^20: 16 lost elements (sum ~2.3) are seen
   EXPECT(verify(float(f.sum), f, n).ok);
   EXPECT(verify(float(f.sum + 0.9 * tol), f, n).ok);
-  EXPECT(!verify(float(f.sum + 2 * tol), f, n).ok);
-  EXPECT(!verify(float(f.sum - 1.0), Reference{524288.0, 0, 524288.0}, 4).ok);
+  EXPECT(!verify(float(f.sum + 1.1 * tol), f, n).ok);
+  EXPECT(!verify(float(f.sum - 2 * tol), f, n).ok);
   EXPECT(!verify(std::nanf(""), f, n).ok);
   EXPECT(!verify(INFINITY, f, n).ok);
 }
 
 static void test_csv() {
-  EXPECT(std::string(csv_header()) == "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified");
-  std::string row = csv_row("NVIDIA H100 80GB HBM3", "13.0", "step05_vectorized", "v4_batch4", "int", 1073741824,
-                            1.25, 3435.97, 91.5, true);
-  EXPECT(row == "NVIDIA H100 80GB HBM3,13.0,step05_vectorized,v4_batch4,int,1073741824,1.250000,3435.97,91.50,true");
-  EXPECT(csv_row("A, B", "13.0", "cub", "cub", "float", 1, 0.001, 0.0, 0.0, false) ==
-         "A  B,13.0,cub,cub,float,1,0.001000,0.00,0.00,false");
+  EXPECT(std::string(csv_header()) == "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape");
+  std::string row = csv_row({"NVIDIA H100 80GB HBM3", "13.0", "step05_vectorized", "v4_batch4", "int", 1073741824,
+                             1.25, 3435.97, 91.5, true, 1.0123, 1.00456});
+  EXPECT(row == "NVIDIA H100 80GB HBM3,13.0,step05_vectorized,v4_batch4,int,1073741824,1.250000,3435.97,91.50,true,1.0123,1.0046,array");
+  EXPECT(csv_row({"A, B", "13.0", "cub", "cub", "float", 1, 0.001, 0.0, 0.0, false, 1.0, 2.5, "cols=16"}) ==
+         "A  B,13.0,cub,cub,float,1,0.001000,0.00,0.00,false,1.0000,2.5000,cols=16");
 }
 
 int main() {

@@ -71,7 +71,9 @@ __device__ T block_tree_sum(T* smem, T value) {
     if constexpr (Stage == WarpStage::Volatile) warp_sum_volatile(smem, tid);
     if constexpr (Stage == WarpStage::Syncwarp) warp_sum_syncwarp(smem, tid);
   }
-  return smem[0];  // only thread 0's copy is used
+  // Only thread 0 reads the result: it wrote smem[0] last itself, so no other thread's write
+  // can race with this read (warp 0 may still be writing while other warps get here).
+  return tid == 0 ? smem[0] : T(0);
 }
 // [/docs:block-tree]
 

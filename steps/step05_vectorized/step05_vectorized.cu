@@ -19,7 +19,7 @@ namespace cg = cooperative_groups;
 constexpr int kThreads = 1024;
 
 template <typename T> struct Vec4;  // the 16-byte vector type of T
-template <> struct Vec4<int> { using type = int4; };
+template <> struct Vec4<unsigned> { using type = uint4; };
 template <> struct Vec4<float> { using type = float4; };
 
 // Step 04's block sum. Thread 0 gets the block's sum.
