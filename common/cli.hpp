@@ -27,6 +27,12 @@ struct Options {
   std::vector<size_t> offsets{0};              // --offset: input pointer offset in elements
   int repeat_results = 0;                      // --repeat-results K: run K times, print results
   bool help = false;
+  // Step 06's other problem shapes (the other steps accept and ignore these):
+  std::string problem = "all";                 // --problem segmented|filter|all
+  std::vector<size_t> cols{1, 4, 16, 32, 256, 4096, size_t(1) << 16};  // --cols: row lengths (segmented)
+  std::vector<double> pass_rates{0, 1, 50, 100};  // --pass-rate: percent of elements kept (filter)
+  // Step 07: force the grid size of the cooperative variants (0: automatic, co-resident).
+  int blocks = 0;                              // --blocks N
 };
 
 // "1048576", "2^20", "1<<20", "4M", "1G", optionally followed by "+7" or "-1".
@@ -95,6 +101,20 @@ inline int parse_int(const std::string& text, const std::string& flag, int lo, i
   return int(v);
 }
 
+// A percentage from 0 to 100, decimals allowed: "50", "0.5".
+inline double parse_percent(const std::string& text, const std::string& flag) {
+  size_t used = 0;
+  double v = -1;
+  try {
+    if (!text.empty() && text[0] >= '0' && text[0] <= '9') v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(v >= 0 && v <= 100))
+    throw UsageError(flag + ": expected a percentage from 0 to 100 (got '" + text + "')");
+  return v;
+}
+
 inline Options parse_args(int argc, const char* const* argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -146,6 +166,24 @@ inline Options parse_args(int argc, const char* const* argv) {
       o.seed = uint64_t(parse_int(take(), "--seed", 0, 2147483647));
     } else if (flag == "--repeat-results") {
       o.repeat_results = parse_int(take(), "--repeat-results", 2, 1000);
+    } else if (flag == "--problem") {
+      o.problem = take();
+      if (o.problem != "segmented" && o.problem != "filter" && o.problem != "all")
+        throw UsageError("--problem: expected segmented, filter or all (got '" + o.problem + "')");
+    } else if (flag == "--cols") {
+      o.cols.clear();
+      for (const auto& s : split_commas(take())) {
+        size_t c = parse_size(s, "--cols");
+        if (c == 0) throw UsageError("--cols: must be at least 1 (got '" + s + "')");
+        o.cols.push_back(c);
+      }
+    } else if (flag == "--pass-rate") {
+      o.pass_rates.clear();
+      for (const auto& s : split_commas(take())) o.pass_rates.push_back(parse_percent(s, "--pass-rate"));
+    } else if (flag == "--blocks") {
+      // Above what any GPU holds at once (32 blocks per SM x ~150 SMs is under 5,000), and
+      // small enough that two partials per block fit in the harness's 1 MiB scratch.
+      o.blocks = parse_int(take(), "--blocks", 1, 65536);
     } else {
       throw UsageError(flag + ": unknown flag (see --help)");
     }
@@ -160,12 +198,18 @@ inline const char* usage_text() {
          "  --variant NAME|all    which variant(s) to run (default all)\n"
          "  --reps R              timed repetitions; the median is reported (default 20)\n"
          "  --warmup W            untimed runs before timing (default 3)\n"
-         "  --check               verify only, no timing and no CUB baseline\n"
+         "  --check               verify CUB and each variant once, no timing\n"
          "  --csv FILE            append one CSV row per measurement\n"
          "  --device K            GPU to use (default 0)\n"
          "  --seed S              seed of the random input (default 12345)\n"
          "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
          "  --repeat-results K    run each variant K times on the same input and print every result\n"
+         "  --problem P           step 06: segmented, filter or all (default all)\n"
+         "  --cols C[,C...]       step 06 segmented: row lengths; rows = max(1, n / C), so n becomes rows x C\n"
+         "                        (default 1,4,16,32,256,4096,2^16)\n"
+         "  --pass-rate P[,P...]  step 06 filter: percent of the elements kept (default 0,1,50,100)\n"
+         "  --blocks N            step 07: grid size of the cooperative variants (default: co-resident,\n"
+         "                        capped by n); more than fit at once fails with exit 2\n"
          "  --help                this text\n"
          "Exit codes: 0 ok, 1 a result that should be right was wrong, 2 bad flag, 77 no usable GPU.\n";
 }

@@ -63,9 +63,11 @@ struct Variant {
   Launcher<unsigned> run_int;
   Launcher<float> run_float;
   bool expect_correct;
+  bool in_all;  // false: runs only when named with --variant (a demonstration that breaks the context)
   template <class F>
-  Variant(std::string name_, std::string about_, F f, bool expect_correct_ = true)
-      : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), expect_correct(expect_correct_) {}
+  Variant(std::string name_, std::string about_, F f, bool expect_correct_ = true, bool in_all_ = true)
+      : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), expect_correct(expect_correct_),
+        in_all(in_all_) {}
   template <typename T>
   const Launcher<T>& launcher() const {
     if constexpr (std::is_same_v<T, unsigned>) return run_int;
@@ -368,7 +370,7 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
   try {
     opt = parse_args(argc, argv);
     for (const auto& v : all_variants)
-      if (opt.variant == "all" || opt.variant == v.name) chosen.push_back(&v);
+      if ((opt.variant == "all" && v.in_all) || opt.variant == v.name) chosen.push_back(&v);
     if (chosen.empty()) {
       std::string names;
       for (const auto& v : all_variants) names += v.name + ", ";
@@ -444,6 +446,9 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     CUDA_CHECK(cudaFree(d_out));
     if (!ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", step);
     return ok ? 0 : 1;
+  } catch (const UsageError& e) {  // a flag only a launch can judge, e.g. step07's --blocks
+    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", step, e.what());
     return 1;

@@ -17,7 +17,7 @@ Blocks in README.md and docs/*.md:
     <!-- table: ladder device="NVIDIA H200" dtype=int n=2^30 [steps=step00,step05] [variants=all] -->
     <!-- table: sizes device="NVIDIA H200" dtype=int sizes=2^20,2^24,2^30 steps=step03,step04 [wrong=show] -->
     <!-- table: latency device="NVIDIA H200" dtype=int sizes=2^10,2^16,2^20 [steps=step03,step05] [variants=all] -->
-    ...generated from plots/data/*.csv, then a blank line and the command that measures it:
+    ...generated from plots/data/<gpu>/step*.csv, then a blank line and the command that measures it:
     Reproduce (in the build directory): ./step03 --n 2^20,2^24,2^30 --dtype int --reps 50; ./step04 ...
     <!-- /table -->
 
@@ -129,7 +129,7 @@ def markdown_files():
 def sync(paths, write, rows=None):
     """Returns a list of problems (empty when every block matches its source)."""
     if rows is None:
-        rows = load_measurements(sorted(glob.glob(os.path.join(ROOT, "plots", "data", "*.csv"))))
+        rows = load_measurements(sorted(glob.glob(os.path.join(ROOT, "plots", "data", "*", "step*.csv"))))
     problems = []
     for path in paths:
         if not os.path.exists(path):

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The one command for a GPU machine (H100/H200): configure and build, run every CTest test
 # (the gpu ones included), the sanitizer runs, a size sweep 2^10..2^30 of every step and
-# variant in int and float with CUB beside them, then the plots and a summary table.
-# Writes plots/data/<gpu>.csv, plots/*.png, docs/logs/*.log (trimmed sanitizer reports)
-# and, with full logs, $BUILD_DIR/gpu_check/. Exit status: non-zero if any part failed.
-#   --no-sweep   everything but the sweep and the plots (keeps the committed CSV as it is)
+# variant in int and float with CUB and the floor beside them, then the plots and a summary.
+# Writes plots/data/<gpu>/<step>.csv (one file per step), plots/*.png, docs/logs/ (trimmed
+# sanitizer reports, quoted outputs) and, with full logs, $BUILD_DIR/gpu_check/.
+# Exit status: non-zero if any part failed.
+#   --no-sweep   everything but the sweep and the plots (keeps the committed CSVs as they are)
+#   STEPS="step06_cooperative_groups step07_cooperative_grid" bash scripts/gpu_check.sh
+#                verify and sweep only these steps (their CSVs are replaced, the others kept);
+#                CTest and the sanitizers still cover everything
 set -uo pipefail
 sweep=yes
 [ "${1:-}" = --no-sweep ] && sweep=no
@@ -14,6 +18,7 @@ PLOT_PYTHON=${PLOT_PYTHON:-$(bash scripts/find_python.sh || echo python3)}
 logs=$build/gpu_check
 mkdir -p "$logs" docs/logs plots/data
 status=0
+sweep_steps=${STEPS:-$(bash scripts/list_steps.sh)}
 step() { echo; echo "=== [$(date +%H:%M:%S)] $*"; }
 
 step "configure and build (CMAKE_CUDA_ARCHITECTURES=${ARCH:-90})"
@@ -47,7 +52,7 @@ step "outputs the chapters quote (docs/logs/)"
 cat docs/logs/step03_repeat_results.txt
 
 step "64-bit sizes: every step verified at n = 2^31+5 (8 GiB of input), offsets 0 and 3"
-for s in $(bash scripts/list_steps.sh); do
+for s in $sweep_steps; do
   "$build/$s" --check --dtype all --n 2^31+5 --offset 0,3 >"$logs/large_n_$s.txt" 2>&1
   rc=$?
   echo "$s: exit $rc, $(grep -c ' ok ' "$logs/large_n_$s.txt") ok, $(grep -cE 'FAILED|WRONG' "$logs/large_n_$s.txt") wrong"
@@ -55,13 +60,33 @@ for s in $(bash scripts/list_steps.sh); do
 done
 
 step "verification sweep: every step and variant, 2^10..2^30 and odd sizes, offsets 0..3, int and float"
-for s in $(bash scripts/list_steps.sh); do
+for s in $sweep_steps; do
   "$build/$s" --check --dtype all --offset 0,1,2,3 --n "$(seq -s, -f '2^%g' 10 30),2^30+3" >"$logs/verify_sweep_$s.txt" 2>&1
   rc=$?
   echo "$s: exit $rc, $(grep -c ' ok ' "$logs/verify_sweep_$s.txt") ok, $(grep -cE 'FAILED' "$logs/verify_sweep_$s.txt") failed," \
        "$(grep -cE 'WRONG' "$logs/verify_sweep_$s.txt") wrong on purpose"
   [ $rc = 0 ] || status=1
 done
+
+step "step 07: grid.sync() cost, and the pitfalls with their real output (docs/logs/)"
+mkdir -p "plots/data/$slug"  # its own schema: not named step*.csv, so the reduction tools skip it
+rm -f "plots/data/$slug/grid_sync_cost.csv"
+"$build/grid_sync_cost" --csv "plots/data/$slug/grid_sync_cost.csv" >"$logs/grid_sync_cost.txt" 2>&1 || status=1
+cp "$logs/grid_sync_cost.txt" "docs/logs/grid_sync_cost_$slug.txt"
+cat "$logs/grid_sync_cost.txt"
+{ for cmd in "--check --variant grid_sync --blocks 65536 --n 2^20" \
+             "--check --variant grid_sync --n 2^20 --dtype float --repeat-results 20" \
+             "--check --variant sync_no_coop --n 2^20"; do
+    echo "\$ ./step07 $cmd"
+    # shellcheck disable=SC2086
+    "$build/step07_cooperative_grid" $cmd 2>&1
+    echo "(exit $?)"
+  done
+  echo "\$ CUDA_VISIBLE_DEVICES= ./step07 --check"
+  CUDA_VISIBLE_DEVICES= "$build/step07_cooperative_grid" --check 2>&1
+  echo "(exit $?)"
+} >"docs/logs/step07_pitfalls_$slug.txt"
+cat "docs/logs/step07_pitfalls_$slug.txt"
 
 step "the commands of the chapters' 'Try it' sections"
 "$PLOT_PYTHON" - >"$logs/try_it_commands.txt" <<'PY'
@@ -77,13 +102,15 @@ while read -r cmd; do
   [ $rc = 0 ] || status=1
 done <"$logs/try_it_commands.txt"
 
-csv=plots/data/$slug.csv
 if [ $sweep = yes ]; then
-  step "sweep 2^10..2^30, int and float, every step and variant, CUB in every run"
-  rm -f "$csv"
+  step "sweep 2^10..2^30, int and float, every step and variant, CUB and the floor in every run"
+  mkdir -p "plots/data/$slug"
   sizes=$(seq -s, -f '2^%g' 10 30)
-  for s in $(bash scripts/list_steps.sh); do
+  for s in $sweep_steps; do
     echo "--- $s"
+    csv=plots/data/$slug/$s.csv
+    rm -f "$csv"
+    # shellcheck disable=SC2086
     "$build/$s" --n "$sizes" --dtype all --csv "$csv" ${SWEEP_ARGS:---reps 50} >"$logs/sweep_$s.txt" 2>&1
     rc=$?
     # step01 exits 0 although 'plain' is wrong: that variant is wrong on purpose.
@@ -92,11 +119,11 @@ if [ $sweep = yes ]; then
   done
 
   step "plots"
-  "$PLOT_PYTHON" plots/plot.py --out plots plots/data/*.csv || status=1
+  "$PLOT_PYTHON" plots/plot.py --out plots plots/data/*/step*.csv || status=1
 fi
 
-step "summary ($device, from $csv)"
-[ -f "$csv" ] && "$PLOT_PYTHON" plots/results.py summary "$csv"
+step "summary ($device, from plots/data/$slug/)"
+"$PLOT_PYTHON" plots/results.py summary plots/data/"$slug"/step*.csv
 echo
 [ $status = 0 ] && echo "gpu_check: ALL PASSED" || echo "gpu_check: SOMETHING FAILED (see above and $logs)"
 exit $status

@@ -79,6 +79,18 @@ static void test_args() {
   EXPECT(starts_with(usage_error({"--device", "x"}), "--device: "));
   EXPECT(starts_with(usage_error({"--offset", "16"}), "--offset: "));
   EXPECT(starts_with(usage_error({"--repeat-results", "1"}), "--repeat-results: "));
+  // --blocks (step 07): a grid size, 0 = automatic; a too-large grid is judged at launch, not here.
+  EXPECT(parse_args(1, argv).blocks == 0);
+  {
+    const char* b[] = {"prog", "--blocks", "529"};
+    EXPECT(parse_args(3, b).blocks == 529);
+    const char* eq[] = {"prog", "--blocks=1"};
+    EXPECT(parse_args(2, eq).blocks == 1);
+  }
+  EXPECT(starts_with(usage_error({"--blocks", "0"}), "--blocks: expected a whole number"));
+  EXPECT(starts_with(usage_error({"--blocks", "-3"}), "--blocks: "));
+  EXPECT(starts_with(usage_error({"--blocks", "12x"}), "--blocks: "));
+  EXPECT(starts_with(usage_error({"--blocks"}), "--blocks: missing value"));
   EXPECT(starts_with(usage_error({"--csv"}), "--csv: missing value"));
   EXPECT(usage_error({"--n", "4M", "--dtype", "float"}).empty());
 }
@@ -167,9 +179,30 @@ static void test_csv() {
          "A  B,13.0,cub,cub,float,1,0.001000,0.00,0.00,false,1.0000,2.5000,cols=16");
 }
 
+// Step 06's flags: --problem, --cols (parsed like --n), --pass-rate (percent, comma list).
+static void test_step06_flags() {
+  const char* none[] = {"prog"};
+  Options d = parse_args(1, none);
+  EXPECT(d.problem == "all" && d.cols.size() == 7 && d.cols[0] == 1 && d.cols[6] == 65536);
+  EXPECT(d.pass_rates.size() == 4 && d.pass_rates[0] == 0 && d.pass_rates[3] == 100);
+  const char* argv[] = {"prog", "--problem", "segmented", "--cols", "1,2^16+1,4K", "--pass-rate=0,0.5,100"};
+  Options o = parse_args(6, argv);
+  EXPECT(o.problem == "segmented");
+  EXPECT(o.cols.size() == 3 && o.cols[0] == 1 && o.cols[1] == 65537 && o.cols[2] == 4096);
+  EXPECT(o.pass_rates.size() == 3 && o.pass_rates[1] == 0.5 && o.pass_rates[2] == 100);
+  EXPECT(starts_with(usage_error({"--problem", "sum"}), "--problem: expected segmented, filter or all"));
+  EXPECT(starts_with(usage_error({"--cols", "0"}), "--cols: must be at least 1"));
+  EXPECT(starts_with(usage_error({"--cols", "1,,2"}), "--cols: "));
+  EXPECT(starts_with(usage_error({"--cols", "2^41"}), "--cols: too large"));
+  EXPECT(starts_with(usage_error({"--cols"}), "--cols: missing value"));
+  for (const char* bad : {"101", "-1", "", "abc", "5%", " 5", "nan", "1,,2"})
+    EXPECT(starts_with(usage_error({"--pass-rate", bad}), "--pass-rate: "));
+}
+
 int main() {
   test_sizes();
   test_args();
+  test_step06_flags();
   test_inputs_and_references();
   test_verification();
   test_csv();

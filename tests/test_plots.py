@@ -255,8 +255,8 @@ class Results(unittest.TestCase):
     def test_committed_csv(self):
         """Every committed measurement file follows the schema (a file still in the old
         schema after it is migrated in a temporary folder), names its device in every row,
-        and holds only that device (the file is named after it)."""
-        paths = glob.glob(os.path.join(ROOT, "plots", "data", "*.csv"))
+        and holds only that device and one step's runs (folder and file are named after them)."""
+        paths = glob.glob(os.path.join(ROOT, "plots", "data", "*", "step*.csv"))
         self.assertTrue(paths)
         for path in paths:
             with open(path) as f:
@@ -269,7 +269,11 @@ class Results(unittest.TestCase):
             self.assertTrue(rows, path)
             devs = results.devices(rows)
             self.assertEqual(len(devs), 1, path)
-            self.assertEqual(os.path.basename(path), results.slug(devs[0]) + ".csv")
+            # plots/data/<device slug>/<step>.csv: the folder names the device, the file the
+            # program whose run it holds (every row is that step's, CUB's or the floor's)
+            self.assertEqual(os.path.basename(os.path.dirname(path)), results.slug(devs[0]), path)
+            step = os.path.basename(path)[:-len(".csv")]
+            self.assertEqual({r["step"] for r in rows} - {"cub", "floor"}, {step}, path)
             self.assertTrue(results.ladder_table(rows, devs[0], "int", max(r["n"] for r in rows)))
 
 

@@ -1,0 +1,199 @@
+// What does one cg::this_grid().sync() cost, and how does that grow with the grid?
+// A cooperative kernel runs K grid syncs in a loop and nothing else; the same kernel with 0
+// syncs is timed too, and (K-sync time - 0-sync time) / K is the cost of one sync. Grids of
+// SMs x 1, 2, ... up to the co-resident maximum, for 1024- and 256-thread blocks. For
+// comparison, the cost of a kernel boundary: a CUDA graph of K empty kernels of the same
+// grid, divided by K (what splitting the reduction into two launches would pay instead).
+// Prints a table, and with --csv FILE one row per grid (device name in every row).
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "harness.cuh"
+
+namespace cg = cooperative_groups;
+
+__global__ void sync_loop(int syncs) {
+  cg::grid_group grid = cg::this_grid();
+  for (int k = 0; k < syncs; ++k) grid.sync();
+}
+
+__global__ void empty_kernel() {}
+
+struct CostOptions {
+  int syncs = 1000, reps = 11, device = 0;
+  std::vector<int> threads{1024, 256};
+  std::string csv;
+  bool help = false;
+};
+
+static CostOptions parse(int argc, char** argv) {
+  CostOptions o;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i], value;
+    bool inline_value = false;
+    if (size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      inline_value = true;
+    }
+    auto take = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= argc) throw harness::UsageError(flag + ": missing value");
+      return argv[++i];
+    };
+    if (flag == "--help" || flag == "-h") o.help = true;
+    else if (flag == "--syncs") o.syncs = harness::parse_int(take(), "--syncs", 1, 1000000);
+    else if (flag == "--reps") o.reps = harness::parse_int(take(), "--reps", 1, 1000);
+    else if (flag == "--device") o.device = harness::parse_int(take(), "--device", 0, 1023);
+    else if (flag == "--csv") {
+      o.csv = take();
+      if (o.csv.empty()) throw harness::UsageError("--csv: empty file name");
+    } else if (flag == "--threads") {
+      o.threads.clear();
+      for (const auto& s : harness::split_commas(take())) {
+        const int t = harness::parse_int(s, "--threads", 32, 1024);
+        if (t % 32) throw harness::UsageError("--threads: must be a multiple of 32 (got '" + s + "')");
+        o.threads.push_back(t);
+      }
+    } else throw harness::UsageError(flag + ": unknown flag (see --help)");
+  }
+  return o;
+}
+
+// Median time in ms of `launch`, each run between its own pair of events.
+template <class F>
+static double median_ms(F&& launch, int reps, cudaStream_t s) {
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  launch();  // warm-up
+  launch();
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    CUDA_CHECK(cudaEventRecord(start, s));
+    launch();
+    CUDA_CHECK(cudaEventRecord(stop, s));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float t = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+}
+
+static void launch_sync_loop(unsigned blocks, int threads, int syncs, cudaStream_t s) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.stream = s;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, sync_loop, syncs));
+}
+
+static int run(const CostOptions& opt, const char* prog) {
+  CUDA_CHECK(cudaSetDevice(opt.device));
+  int coop = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, opt.device));
+  if (!coop) {
+    std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", prog,
+                opt.device);
+    return 77;
+  }
+  const harness::DeviceInfo dev = harness::device_info(opt.device);
+  cudaStream_t s;
+  CUDA_CHECK(cudaStreamCreate(&s));
+  std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s: %d grid.sync() per launch, median of %d launches\n"
+              "us/sync = (time with %d syncs - time with 0) / %d; coop launch = one cooperative launch with 0 syncs;\n"
+              "us/kernel = a CUDA graph of %d empty kernels of the same grid / %d (the cost of a kernel boundary)\n"
+              "%7s %9s %7s %9s %16s %10s\n",
+              prog, dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sms, dev.cuda.c_str(), opt.syncs, opt.reps,
+              opt.syncs, opt.syncs, opt.syncs, opt.syncs, "threads", "blocks/SM", "blocks", "us/sync", "coop launch us",
+              "us/kernel");
+  std::ofstream csv;
+  if (!opt.csv.empty()) {
+    std::ifstream probe(opt.csv);
+    const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
+    csv.open(opt.csv, std::ios::app);
+    if (!csv) throw std::runtime_error("--csv: cannot open " + opt.csv + " for appending");
+    if (fresh) csv << "device,cuda,threads,blocks_per_sm,blocks,syncs,us_per_sync,us_coop_launch,us_per_kernel\n";
+  }
+  std::string device = dev.name;
+  std::replace(device.begin(), device.end(), ',', ' ');
+  for (int threads : opt.threads) {
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sync_loop, threads, 0));
+    for (int b = 1; b <= per_sm; ++b) {
+      const unsigned blocks = unsigned(dev.sms) * unsigned(b);
+      const double ms_k = median_ms([&] { launch_sync_loop(blocks, threads, opt.syncs, s); }, opt.reps, s);
+      const double ms_0 = median_ms([&] { launch_sync_loop(blocks, threads, 0, s); }, opt.reps, s);
+      // K empty kernels in one graph: launched back to back by the GPU, no host in between.
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+      for (int k = 0; k < opt.syncs; ++k) empty_kernel<<<blocks, threads, 0, s>>>();
+      CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+      CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      const double ms_graph = median_ms([&] { CUDA_CHECK(cudaGraphLaunch(exec, s)); }, opt.reps, s);
+      CUDA_CHECK(cudaGraphExecDestroy(exec));
+      CUDA_CHECK(cudaGraphDestroy(graph));
+      const double us_sync = (ms_k - ms_0) * 1e3 / opt.syncs, us_kernel = ms_graph * 1e3 / opt.syncs;
+      std::printf("%7d %9d %7u %9.3f %16.2f %10.3f\n", threads, b, blocks, us_sync, ms_0 * 1e3, us_kernel);
+      if (csv.is_open())
+        csv << device << "," << dev.cuda << "," << threads << "," << b << "," << blocks << "," << opt.syncs << ","
+            << us_sync << "," << ms_0 * 1e3 << "," << us_kernel << "\n";
+    }
+  }
+  CUDA_CHECK(cudaStreamDestroy(s));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const char* prog = "grid_sync_cost";
+  CostOptions opt;
+  try {
+    opt = parse(argc, argv);
+  } catch (const harness::UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", prog, e.what());
+    return 2;
+  }
+  if (opt.help) {
+    std::printf("%s: microseconds per cg::this_grid().sync() against the number of blocks.\n"
+                "Options:\n"
+                "  --syncs K             grid syncs per launch (default 1000)\n"
+                "  --reps R              launches timed per grid; the median is reported (default 11)\n"
+                "  --threads T[,T...]    threads per block, multiples of 32 (default 1024,256)\n"
+                "  --csv FILE            append one CSV row per grid\n"
+                "  --device K            GPU to use (default 0)\n"
+                "  --help                this text\n"
+                "Exit codes: 0 ok, 1 CUDA error, 2 bad flag, 77 no usable GPU.\n",
+                prog);
+    return 0;
+  }
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", prog, e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+    return 77;
+  }
+  if (opt.device >= count) {
+    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", prog, opt.device, count);
+    return 2;
+  }
+  try {
+    return run(opt, prog);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", prog, e.what());
+    return 1;
+  }
+}
