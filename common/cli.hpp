@@ -33,6 +33,13 @@ struct Options {
   std::vector<double> pass_rates{0, 1, 50, 100};  // --pass-rate: percent of elements kept (filter)
   // Step 07: force the grid size of the cooperative variants (0: automatic, co-resident).
   int blocks = 0;                              // --blocks N
+  // Step 08 (several GPUs): which GPUs, the one-process-per-GPU NCCL mode, the barrier test.
+  int gpus = 0;                                // --gpus K: the first K visible GPUs (0: all)
+  std::vector<int> gpu_list;                   // --gpus 1,0,3: these GPUs, in this order
+  int rank = -1;                               // --rank R: this process is rank R (-1: one process)
+  int nranks = 0;                              // --nranks K: of K processes
+  std::string id_file;                         // --id-file PATH: where rank 0 leaves the NCCL id
+  int barrier_reps = 1000;                     // --barrier-reps B: barriers per test/latency kernel
 };
 
 // "1048576", "2^20", "1<<20", "4M", "1G", optionally followed by "+7" or "-1".
@@ -184,9 +191,44 @@ inline Options parse_args(int argc, const char* const* argv) {
       // Above what any GPU holds at once (32 blocks per SM x ~150 SMs is under 5,000), and
       // small enough that two partials per block fit in the harness's 1 MiB scratch.
       o.blocks = parse_int(take(), "--blocks", 1, 65536);
+    } else if (flag == "--gpus") {
+      // One number is a count (the first K visible GPUs); a comma list names the GPUs.
+      const std::string v = take();
+      if (v.find(',') == std::string::npos) {
+        o.gpus = parse_int(v, "--gpus", 1, 1024);
+        o.gpu_list.clear();
+      } else {
+        o.gpu_list.clear();
+        for (const auto& s : split_commas(v)) {
+          const int d = parse_int(s, "--gpus", 0, 1023);
+          for (int seen : o.gpu_list)
+            if (seen == d) throw UsageError("--gpus: GPU " + s + " is named twice (got '" + v + "')");
+          o.gpu_list.push_back(d);
+        }
+        o.gpus = int(o.gpu_list.size());
+      }
+    } else if (flag == "--rank") {
+      o.rank = parse_int(take(), "--rank", 0, 1023);
+    } else if (flag == "--nranks") {
+      o.nranks = parse_int(take(), "--nranks", 1, 1024);
+    } else if (flag == "--id-file") {
+      o.id_file = take();
+      if (o.id_file.empty()) throw UsageError("--id-file: empty file name");
+    } else if (flag == "--barrier-reps") {
+      o.barrier_reps = parse_int(take(), "--barrier-reps", 1, 1000000);
     } else {
       throw UsageError(flag + ": unknown flag (see --help)");
     }
+  }
+  // The one-process-per-GPU mode needs all three of --rank, --nranks and --id-file.
+  const bool any_rank_flag = o.rank >= 0 || o.nranks > 0 || !o.id_file.empty();
+  if (any_rank_flag) {
+    if (o.rank < 0) throw UsageError("--rank: missing (--nranks and --id-file need --rank R)");
+    if (o.nranks == 0) throw UsageError("--nranks: missing (--rank needs --nranks K)");
+    if (o.id_file.empty()) throw UsageError("--id-file: missing (--rank needs --id-file PATH)");
+    if (o.rank >= o.nranks)
+      throw UsageError("--rank: " + std::to_string(o.rank) + " is not below --nranks " + std::to_string(o.nranks));
+    if (o.gpus > 0) throw UsageError("--gpus: not with --rank (each process uses one GPU: --device)");
   }
   return o;
 }
@@ -210,6 +252,10 @@ inline const char* usage_text() {
          "  --pass-rate P[,P...]  step 06 filter: percent of the elements kept (default 0,1,50,100)\n"
          "  --blocks N            step 07: grid size of the cooperative variants (default: co-resident,\n"
          "                        capped by n); more than fit at once fails with exit 2\n"
+         "  --gpus K|D,D...       step 08: the first K visible GPUs, or these GPUs (default: all visible)\n"
+         "  --rank R --nranks K --id-file PATH\n"
+         "                        step 08: one process per GPU (NCCL); rank 0 writes the NCCL id to PATH\n"
+         "  --barrier-reps B      step 08: barriers in the reuse test and the latency kernel (default 1000)\n"
          "  --help                this text\n"
          "Exit codes: 0 ok, 1 a result that should be right was wrong, 2 bad flag, 77 no usable GPU.\n";
 }

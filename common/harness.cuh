@@ -213,20 +213,29 @@ class Bench {
   }
 
   // One result line, and one CSV row with --csv. cub_ms and floor_ms come from the same run.
+  // `bytes` is what the problem must move (read, and written where it writes an array);
+  // `shape` names a problem other than array -> one sum ("cols=16"), and is then printed too.
   void report(const std::string& step, const std::string& variant, const char* dtype, size_t n, size_t offset,
-              size_t bytes, const Timing& t, double cub_ms, double floor_ms, const std::string& check, bool ok) {
-    const double gbps = bytes / (t.median_ms * 1e6);
-    const double pct = 100.0 * gbps / dev_.peak_gbps;
-    const double x_cub = cub_ms / t.median_ms, x_floor = t.median_ms / floor_ms;
-    std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%% %5.2fx %6.2fx  %s\n", dtype, n, offset,
-                variant.c_str(), t.median_ms, t.min_ms, gbps, pct, x_cub, x_floor, check.c_str());
+              size_t bytes, const Timing& t, double cub_ms, double floor_ms, const std::string& check, bool ok,
+              const std::string& shape = "array") {
+    CsvRow row{dev_.name, dev_.cuda, step, variant, dtype, n};
+    row.ms = t.median_ms;
+    row.gbps = bytes / (t.median_ms * 1e6);
+    row.pct_peak = 100.0 * row.gbps / dev_.peak_gbps;
+    row.verified = ok;
+    row.x_cub = cub_ms / t.median_ms;
+    row.x_floor = t.median_ms / floor_ms;
+    row.shape = shape;
+    std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%% %5.2fx %6.2fx  %s%s\n", dtype, n, offset,
+                variant.c_str(), row.ms, t.min_ms, row.gbps, row.pct_peak, row.x_cub, row.x_floor,
+                shape == "array" ? "" : ("[" + shape + "] ").c_str(), check.c_str());
     if (opt_.csv.empty()) return;
     std::ifstream probe(opt_.csv);
     bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
     std::ofstream csv(opt_.csv, std::ios::app);
     if (!csv) throw std::runtime_error("--csv: cannot open " + opt_.csv + " for appending");
     if (fresh) csv << csv_header() << "\n";
-    csv << csv_row({dev_.name, dev_.cuda, step, variant, dtype, n, t.median_ms, gbps, pct, ok, x_cub, x_floor}) << "\n";
+    csv << csv_row(row) << "\n";
   }
 
  private:
@@ -253,6 +262,37 @@ T run_once(F&& launch, T* d_out, cudaStream_t stream) {
   CUDA_CHECK(cudaMemcpyAsync(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   return got;
+}
+
+// One contender of a comparison: CUB, the floor or a variant, verified once before timing.
+struct Contender {
+  std::string step, name;
+  std::function<void()> launch;
+  std::string check;
+  bool ok;
+};
+
+inline std::string check_text(const Verdict& v, bool expect_correct = true) {
+  if (v.ok) return "ok " + v.detail;
+  return expect_correct ? "FAILED " + v.detail : "WRONG, as this variant demonstrates: " + v.detail;
+}
+
+// --check: one line per contender (the format tests/mutation.py reads: dtype n off variant check),
+// else all contenders timed in turns and reported as run_dtype does, plus the shape.
+inline void finish(const Options& opt, Bench& bench, const std::vector<Contender>& contenders, const char* dtype,
+                   size_t n, size_t offset, size_t bytes, const std::string& shape = "array") {
+  if (opt.check_only) {
+    for (const auto& c : contenders)
+      std::printf("%-5s %11zu %3zu  %-16s %s%s\n", dtype, n, offset, c.name.c_str(), c.check.c_str(),
+                  shape == "array" ? "" : ("  [" + shape + "]").c_str());
+    return;
+  }
+  std::vector<std::function<void()>> launches;
+  for (const auto& c : contenders) launches.push_back(c.launch);
+  const std::vector<Timing> t = bench.time(launches);  // contenders[0] is CUB, [1] the floor
+  for (size_t i = 0; i < t.size(); ++i)
+    bench.report(contenders[i].step, contenders[i].name, dtype, n, offset, bytes, t[i], t[0].median_ms, t[1].median_ms,
+                 contenders[i].check, contenders[i].ok, shape);
 }
 
 // CUB's DeviceReduce::Sum on the same data, its temporary storage sized and allocated here,
@@ -311,26 +351,18 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::s
       const Reference ref = reference_sum<T>(opt.seed, n);
       const size_t bytes = n * sizeof(T);
 
-      struct Contender {
-        std::string step, name;
-        std::function<void()> launch;
-        std::string check;
-        bool ok;
-      };
       // CUB is verified like the variants (its 64-bit size path too), and timed first.
       std::vector<Contender> contenders;
       auto cub_sum = cub.prepare(in, n, d_out, s);
       const Verdict cv = verify_result(run_once(cub_sum, d_out, s), ref, n);
       all_ok &= cv.ok;
-      contenders.push_back({"cub", "cub", cub_sum, (cv.ok ? "ok " : "FAILED ") + cv.detail, cv.ok});
+      contenders.push_back({"cub", "cub", cub_sum, check_text(cv), cv.ok});
       if (!opt.check_only)
         contenders.push_back({"floor", "read", [=] { launch_read_floor(in, n, d_out + 1, s); }, "(reads only)", true});
       for (const Variant* var : variants) {
         auto launch = [var, in, n, d_out, &ctx] { var->launcher<T>()(in, n, d_out, ctx); };
         Verdict v = verify_result(run_once(launch, d_out, s), ref, n);
-        std::string check = v.ok ? "ok " + v.detail
-                            : var->expect_correct ? "FAILED " + v.detail
-                                                  : "WRONG, as this variant demonstrates: " + v.detail;
+        std::string check = check_text(v, var->expect_correct);
         if (!v.ok && var->expect_correct) all_ok = false;
         if (v.ok && !var->expect_correct) check = "right this time, but unreliable (see the docs): " + v.detail;
         if (opt.repeat_results > 0) {  // each repeated result is verified too
@@ -347,20 +379,63 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::s
         }
         contenders.push_back({step, var->name, launch, check, v.ok});
       }
-      if (opt.check_only) {
-        for (const auto& c : contenders)
-          std::printf("%-5s %11zu %3zu  %-16s %s\n", dtype, n, offset, c.name.c_str(), c.check.c_str());
-        continue;
-      }
-      std::vector<std::function<void()>> launches;
-      for (const auto& c : contenders) launches.push_back(c.launch);
-      const std::vector<Timing> t = bench.time(launches);
-      for (size_t i = 0; i < t.size(); ++i)
-        bench.report(contenders[i].step, contenders[i].name, dtype, n, offset, bytes, t[i], t[0].median_ms,
-                     t[1].median_ms, contenders[i].check, contenders[i].ok);
+      finish(opt, bench, contenders, dtype, n, offset, bytes);
     }
   }
   return all_ok;
+}
+
+// Exit code when the program cannot go on: 77 without a usable GPU (one line on stdout), 2 for
+// a --device out of range, 1 for a binary not built for this GPU; -1 when all is well, with the
+// device selected.
+inline int open_device(const Options& opt, const char* step) {
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", step,
+                e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+    return 77;
+  }
+  if (opt.device >= count) {
+    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", step, opt.device, count);
+    return 2;
+  }
+  CUDA_CHECK(cudaSetDevice(opt.device));
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, fill_input_kernel<unsigned>) == cudaErrorNoKernelImageForDevice) {
+    cudaDeviceProp p{};
+    CUDA_CHECK(cudaGetDeviceProperties(&p, opt.device));
+    std::fprintf(stderr, "%s: error: not built for this GPU (sm_%d%d); reconfigure with -DCMAKE_CUDA_ARCHITECTURES=native\n",
+                 step, p.major, p.minor);
+    return 1;
+  }
+  return -1;
+}
+
+// Throws a --n error (exit 2) when `bytes` of GPU memory (plus 256 MiB of slack) are not free.
+inline void require_memory(size_t bytes, const std::string& what) {
+  size_t free_b = 0, total_b = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (bytes + (size_t(256) << 20) > free_b) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "--n: %s need %.2f GiB of GPU memory; %.2f GiB are free", what.c_str(),
+                  bytes / 1073741824.0, free_b / 1073741824.0);
+    throw UsageError(buf);
+  }
+}
+
+// The lines above the results: device, method, column names.
+inline void print_header(const Options& opt, const DeviceInfo& dev, const char* step) {
+  std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s, theoretical peak %.0f GB/s\n", step, dev.name.c_str(),
+              dev.cc_major, dev.cc_minor, dev.sms, dev.cuda.c_str(), dev.peak_gbps);
+  if (opt.check_only)
+    std::printf("check only: CUB and each variant once on a poisoned output, against the host reference\n"
+                "%-5s %11s %3s  %-16s %s\n", "dtype", "n", "off", "variant", "check");
+  else
+    std::printf("median of %d timed runs after %d warm-up; L2 flushed before each; GB/s = bytes to move / median;\n"
+                "xCUB = CUB time / this time (higher is faster); xfloor = this time / plain-read time (floor = 1)\n"
+                "%-5s %11s %3s  %-16s %9s %9s %8s %6s %6s %7s  %s\n",
+                opt.reps, opt.warmup, "dtype", "n", "off", "variant", "median ms", "min ms", "GB/s", "%peak", "xCUB",
+                "xfloor", "check");
 }
 
 // The whole program behind every step's main(). Exit codes: see usage_text().
@@ -386,48 +461,14 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     std::printf("%s", usage_text());
     return 0;
   }
-  int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", step,
-                e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
-    return 77;
-  }
-  if (opt.device >= count) {
-    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", step, opt.device, count);
-    return 2;
-  }
   try {
-    CUDA_CHECK(cudaSetDevice(opt.device));
-    cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, fill_input_kernel<unsigned>) == cudaErrorNoKernelImageForDevice) {
-      cudaDeviceProp p{};
-      CUDA_CHECK(cudaGetDeviceProperties(&p, opt.device));
-      std::fprintf(stderr, "%s: error: not built for this GPU (sm_%d%d); reconfigure with -DCMAKE_CUDA_ARCHITECTURES=native\n",
-                   step, p.major, p.minor);
-      return 1;
-    }
+    if (int code = open_device(opt, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
     const size_t in_bytes = (max_n + 64 + 16 + 64) * 4;  // guards + offset room; int and float are 4 bytes
     const size_t scratch_bytes = max_n / 32 * 8 + (size_t(1) << 20);
-    size_t free_b = 0, total_b = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (in_bytes + scratch_bytes + (size_t(256) << 20) > free_b) {
-      std::fprintf(stderr, "%s: error: --n: %zu elements need %.2f GiB of GPU memory; %.2f GiB are free\n", step, max_n,
-                   (in_bytes + scratch_bytes) / 1073741824.0, free_b / 1073741824.0);
-      return 2;
-    }
-    std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s, theoretical peak %.0f GB/s\n", step, dev.name.c_str(),
-                dev.cc_major, dev.cc_minor, dev.sms, dev.cuda.c_str(), dev.peak_gbps);
-    if (opt.check_only)
-      std::printf("check only: CUB and each variant once on a poisoned output, against the host reference\n%-5s %11s %3s  %-16s %s\n",
-                  "dtype", "n", "off", "variant", "check");
-    else
-      std::printf("median of %d timed runs after %d warm-up; L2 flushed before each; GB/s = n*sizeof(T)/median;\n"
-                  "xCUB = CUB time / this time (higher is faster); xfloor = this time / plain-read time (floor = 1)\n"
-                  "%-5s %11s %3s  %-16s %9s %9s %8s %6s %6s %7s  %s\n",
-                  opt.reps, opt.warmup, "dtype", "n", "off", "variant", "median ms", "min ms", "GB/s", "%peak", "xCUB",
-                  "xfloor", "check");
+    require_memory(in_bytes + scratch_bytes, std::to_string(max_n) + " elements");
+    print_header(opt, dev, step);
     Bench bench(opt, dev, step);
     void* d_in = nullptr;
     void* d_scratch = nullptr;

@@ -19,6 +19,29 @@ logs=$build/gpu_check
 mkdir -p "$logs" docs/logs plots/data
 status=0
 sweep_steps=${STEPS:-$(bash scripts/list_steps.sh)}
+# What each step is verified and swept over. Array reductions: n = 2^10..2^30. Step 06's
+# problems have another shape: 2^26 elements as rows of 1..2^20 (and the blog's 2048 x 262144
+# floats), the filter at four pass rates.
+step06_cols=1,2,4,8,16,32,64,128,256,1024,4096,2^16,2^20
+all_sizes=$(seq -s, -f '2^%g' 10 30)
+large_n_args() {
+  case $1 in
+    step06_*) echo "--problem segmented --n 2^31+5 --cols 4096,2^20" ;;
+    *) echo "--n 2^31+5" ;;
+  esac
+}
+verify_args() {
+  case $1 in
+    step06_*) echo "--n 2^26 --cols $step06_cols --pass-rate 0,1,50,100" ;;
+    *) echo "--n $all_sizes,2^30+3" ;;
+  esac
+}
+sweep_args() {
+  case $1 in
+    step06_*) echo "--n 2^26 --cols $step06_cols --pass-rate 0,1,50,100" ;;
+    *) echo "--n $all_sizes" ;;
+  esac
+}
 step() { echo; echo "=== [$(date +%H:%M:%S)] $*"; }
 
 step "configure and build (CMAKE_CUDA_ARCHITECTURES=${ARCH:-90})"
@@ -53,7 +76,8 @@ cat docs/logs/step03_repeat_results.txt
 
 step "64-bit sizes: every step verified at n = 2^31+5 (8 GiB of input), offsets 0 and 3"
 for s in $sweep_steps; do
-  "$build/$s" --check --dtype all --n 2^31+5 --offset 0,3 >"$logs/large_n_$s.txt" 2>&1
+  # shellcheck disable=SC2046
+  "$build/$s" --check --dtype all $(large_n_args "$s") --offset 0,3 >"$logs/large_n_$s.txt" 2>&1
   rc=$?
   echo "$s: exit $rc, $(grep -c ' ok ' "$logs/large_n_$s.txt") ok, $(grep -cE 'FAILED|WRONG' "$logs/large_n_$s.txt") wrong"
   [ $rc = 0 ] || status=1
@@ -61,7 +85,8 @@ done
 
 step "verification sweep: every step and variant, 2^10..2^30 and odd sizes, offsets 0..3, int and float"
 for s in $sweep_steps; do
-  "$build/$s" --check --dtype all --offset 0,1,2,3 --n "$(seq -s, -f '2^%g' 10 30),2^30+3" >"$logs/verify_sweep_$s.txt" 2>&1
+  # shellcheck disable=SC2046
+  "$build/$s" --check --dtype all --offset 0,1,2,3 $(verify_args "$s") >"$logs/verify_sweep_$s.txt" 2>&1
   rc=$?
   echo "$s: exit $rc, $(grep -c ' ok ' "$logs/verify_sweep_$s.txt") ok, $(grep -cE 'FAILED' "$logs/verify_sweep_$s.txt") failed," \
        "$(grep -cE 'WRONG' "$logs/verify_sweep_$s.txt") wrong on purpose"
@@ -105,17 +130,22 @@ done <"$logs/try_it_commands.txt"
 if [ $sweep = yes ]; then
   step "sweep 2^10..2^30, int and float, every step and variant, CUB and the floor in every run"
   mkdir -p "plots/data/$slug"
-  sizes=$(seq -s, -f '2^%g' 10 30)
   for s in $sweep_steps; do
     echo "--- $s"
     csv=plots/data/$slug/$s.csv
     rm -f "$csv"
     # shellcheck disable=SC2086
-    "$build/$s" --n "$sizes" --dtype all --csv "$csv" ${SWEEP_ARGS:---reps 50} >"$logs/sweep_$s.txt" 2>&1
+    # shellcheck disable=SC2046
+    "$build/$s" $(sweep_args "$s") --dtype all --csv "$csv" ${SWEEP_ARGS:---reps 50} >"$logs/sweep_$s.txt" 2>&1
     rc=$?
     # step01 exits 0 although 'plain' is wrong: that variant is wrong on purpose.
     [ $rc = 0 ] || { echo "$s exited $rc"; tail -n 5 "$logs/sweep_$s.txt"; status=1; }
     grep -E "^int +1073741824" "$logs/sweep_$s.txt" || true
+    if [ "${s:0:6}" = step06 ]; then  # the blog's shape: 2048 rows of 262144 floats
+      "$build/$s" --problem segmented --dtype float --n 2^29 --cols 262144 --csv "$csv" ${SWEEP_ARGS:---reps 50} \
+        >"$logs/sweep_${s}_blog_shape.txt" 2>&1 || { echo "$s (blog shape) failed"; status=1; }
+      grep -E "^float" "$logs/sweep_${s}_blog_shape.txt"
+    fi
   done
 
   step "plots"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compute-sanitizer runs over the ladder.
-#   sanitize.sh racecheck [BUILD_DIR]  step01's plain / volatile / syncwarp and step02 under
-#                                      racecheck, with the expectations of docs/racecheck.md
+#   sanitize.sh racecheck [BUILD_DIR]  step01's plain / volatile / syncwarp, step02, step06 and
+#                                      step07 under racecheck, with the expectations of docs/racecheck.md
 #   sanitize.sh clean [BUILD_DIR]      memcheck, synccheck and initcheck over every step and
 #                                      variant: all clean is expected
 # Full logs go to $LOG_DIR (default BUILD_DIR/sanitizer-logs). Exit 0 when every expectation
@@ -62,6 +62,15 @@ if [ "$mode" = racecheck ]; then
     run racecheck step02_$v step02_warp_shuffle --variant $v "${args[@]}"
     verdict step02_$v "right sum, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
   done
+  # The Cooperative Groups steps: shared memory and tiles in step 06, grid.sync and the
+  # last-block counter in step 07. All clean is expected.
+  run racecheck step06_segmented step06_cooperative_groups --check --problem segmented --dtype all --n 2^16 \
+    --cols 1,3,16,33,1000,2^16
+  verdict step06_segmented "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  run racecheck step06_filter step06_cooperative_groups --check --problem filter --dtype all --n 2^16+3 --pass-rate 1,50
+  verdict step06_filter "right output, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  run racecheck step07 step07_cooperative_grid "${args[@]}" --dtype all
+  verdict step07 "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
 elif [ "$mode" = clean ]; then
   printf '%-22s %-9s %-8s %-9s %-5s %s\n' "tool/step" "correct" errors warnings "" expectation
   for tool in memcheck synccheck initcheck; do

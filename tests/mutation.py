@@ -2,6 +2,7 @@
 """The proof that the checks can fail: broken copies of a step's kernel must be rejected.
 
     mutation.py list                          names of the mutants (CMake builds one program each)
+    mutation.py source NAME                   the step source a mutant is made from (relative path)
     mutation.py write NAME OUT.cu             write the mutated source (CMake calls this at build time)
     mutation.py run BUILD_DIR [LOG]           run every mutant with --check; exit 0 only if each
                                               required rejection happened (77 without a GPU)
@@ -24,12 +25,16 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEP05 = "steps/step05_vectorized/step05_vectorized.cu"
+STEP06 = "steps/step06_cooperative_groups/step06_cooperative_groups.cu"
+# Step 06's segmented sum at many row lengths (every variant that takes rows that long).
+STEP06_ROWS = ["--problem", "segmented", "--cols", "1,2,3,4,5,15,16,17,31,32,33,63,64,65,255,256,257,1000,4096,2^16+1"]
 
 BATCH_SUM = "    for (int b = 0; b < Batch; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);"
 REST_SUM = "    sum += (v.x + v.y) + (v.z + v.w);"
 
-# name: (source, [(old, new)], runs); a run is (--n, --offset, float rejection required);
-# both variants and both dtypes run for each. int rejection is always required.
+# name: (source, [(old, new)], runs); a run is (--n, --offset, float rejection required) and,
+# optionally, a list of more arguments; every variant and both dtypes run for each. int
+# rejection is always required.
 MUTANTS = {
     "drop_tail": (STEP05, [(
         "  if (thread < n - tail_begin) sum += in[tail_begin + thread];  // scalar tail",
@@ -56,6 +61,18 @@ MUTANTS = {
          "    for (int b = 0; b < Batch; ++b) if ((i + b * stride) % 65536 != 65535) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);"),
         (REST_SUM, "    if (i % 65536 != 65535) sum += (v.x + v.y) + (v.z + v.w);")],
         [(",".join(f"2^{k}" for k in range(20, 31)), "0", True)]),
+    # Step 06: every segmented variant takes its rows from rows_of(), so one replacement
+    # breaks them all. A dropped row keeps its poisoned output (NaN in float); a dropped
+    # element is at least ~0.004 off in float at these row lengths, well above a row's
+    # tolerance for all but a few rows, and each run has at least 15 rows.
+    "drop_last_row": (STEP06, [(
+        "  m.count = rows;  // every row",
+        "  m.count = rows - 1;  // mutant: the last row is never summed")],
+        [("2^20", "0,3", True, STEP06_ROWS), ("2^20", "0", True, ["--problem", "segmented", "--cols", "2^20"])]),
+    "drop_last_of_row": (STEP06, [(
+        "  m.len = cols;    // every element of a row",
+        "  m.len = cols - 1;  // mutant: the last element of each row is never added")],
+        [("2^20", "0,3", True, STEP06_ROWS)]),
 }
 
 
@@ -87,8 +104,8 @@ def run(build_dir, log_path=None):
     say(f"{'mutant':<17} {'dtype':<5} {'n':>11} {'off':>3} {'variant':<10} {'result':<9} required  detail")
     for name, (source, _, runs) in MUTANTS.items():
         program = os.path.join(build_dir, f"mutant_{os.path.basename(source)[:6]}_{name}")
-        for sizes, offsets, float_required in runs:
-            cmd = [program, "--check", "--dtype", "all", "--n", sizes, "--offset", offsets]
+        for sizes, offsets, float_required, *more in runs:
+            cmd = [program, "--check", "--dtype", "all", "--n", sizes, "--offset", offsets] + (more[0] if more else [])
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode == 77:
                 print(p.stdout.strip())
@@ -130,6 +147,8 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if args[:1] == ["list"]:
         print(";".join(MUTANTS))
+    elif args[:1] == ["source"] and len(args) == 2:
+        print(MUTANTS[args[1]][0])
     elif args[:1] == ["write"] and len(args) == 3:
         text = mutate(args[1])
         os.makedirs(os.path.dirname(os.path.abspath(args[2])), exist_ok=True)

@@ -1,0 +1,252 @@
+// The filter (stream compaction): keep the elements x of the input that pass a threshold
+// chosen so that --pass-rate P percent of them pass: x < P% of 2^32 for ints (full-range
+// data), x < -1 + 2 P% for floats (uniform in [-1, 1)). The kept elements go to out[0..count)
+// in any order. Verified: count exact, the slot after the last kept element untouched, and
+// out[0..count) exactly the multiset of passing elements: the GPU output is sorted on the
+// GPU (outside timing) and compared bit for bit with the host's own sorted list, because the
+// order of an atomic compaction changes from run to run. CUB's DeviceSelect::If is the
+// baseline. GB/s counts n x 4 bytes read and count x 4 written.
+#pragma once
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <cstring>
+
+#include "problem.cuh"
+
+namespace harness {
+
+// The predicate, the same object on host, in the variants and in CUB.
+template <typename T> struct Keep;
+template <> struct Keep<unsigned> {
+  uint64_t limit;  // 64-bit: 100% is 2^32, which passes every 32-bit value
+  HARNESS_HD bool operator()(unsigned x) const { return uint64_t(x) < limit; }
+  static Keep for_rate(double percent) { return {uint64_t(std::ldexp(percent / 100.0, 32))}; }
+};
+template <> struct Keep<float> {
+  float limit;
+  HARNESS_HD bool operator()(float x) const { return x < limit; }
+  static Keep for_rate(double percent) { return {float(-1.0 + 2.0 * percent / 100.0)}; }
+};
+
+// in: n elements; out: room for n; count: where the number kept goes (the launcher zeroes it
+// if it needs to, inside the timed launch, as steps 03-05 zero their output).
+template <typename T>
+using FilterLauncher =
+    std::function<void(const T* in, size_t n, Keep<T> keep, T* out, unsigned long long* count, const Launch& ctx)>;
+
+struct FilterVariant {
+  std::string name, about;
+  FilterLauncher<unsigned> run_int;
+  FilterLauncher<float> run_float;
+  template <class F>
+  FilterVariant(std::string name_, std::string about_, F f) : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f) {}
+  template <typename T>
+  const FilterLauncher<T>& launcher() const {
+    if constexpr (std::is_same_v<T, unsigned>) return run_int;
+    else return run_float;
+  }
+};
+
+// The bit patterns of the elements that pass, sorted: made in pieces on the host's cores,
+// each sorted, then merged pairwise.
+template <typename T>
+std::vector<uint32_t> expected_kept(uint64_t seed, size_t n, Keep<T> keep) {
+  unsigned workers = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
+  if (n < (size_t(1) << 16)) workers = 1;
+  std::vector<std::vector<uint32_t>> part(workers);
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w) {
+    pool.emplace_back([&, w] {
+      const size_t begin = n / workers * w, end = (w + 1 == workers) ? n : n / workers * (w + 1);
+      for (size_t i = begin; i < end; ++i) {
+        const T x = input_value<T>(seed, i);
+        if (keep(x)) {
+          uint32_t bits;
+          std::memcpy(&bits, &x, 4);
+          part[w].push_back(bits);
+        }
+      }
+      std::sort(part[w].begin(), part[w].end());
+    });
+  }
+  for (auto& t : pool) t.join();
+  while (part.size() > 1) {
+    std::vector<std::vector<uint32_t>> merged((part.size() + 1) / 2);
+    pool.clear();
+    for (size_t k = 0; k < merged.size(); ++k) {
+      pool.emplace_back([&, k] {
+        if (2 * k + 1 == part.size()) {
+          merged[k] = std::move(part[2 * k]);
+          return;
+        }
+        const auto &a = part[2 * k], &b = part[2 * k + 1];
+        merged[k].resize(a.size() + b.size());
+        std::merge(a.begin(), a.end(), b.begin(), b.end(), merged[k].begin());
+      });
+    }
+    for (auto& t : pool) t.join();
+    part = std::move(merged);
+  }
+  return std::move(part[0]);
+}
+
+// Sorts out[0..count) as 32-bit keys into `sorted` (GPU, outside timing), temp storage kept.
+class GpuSort {
+ public:
+  ~GpuSort() {
+    cudaFree(temp_);
+    cudaFree(sorted_);
+  }
+  std::vector<uint32_t> sorted_copy(const void* d_vals, size_t count, cudaStream_t s) {
+    std::vector<uint32_t> host(count);
+    if (count == 0) return host;
+    grow(sorted_, sorted_bytes_, count * 4);
+    size_t need = 0;
+    const uint32_t* keys = static_cast<const uint32_t*>(d_vals);
+    uint32_t* out = static_cast<uint32_t*>(sorted_);
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, need, keys, out, int64_t(count), 0, 32, s));
+    grow(temp_, temp_bytes_, need);
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_, need, keys, out, int64_t(count), 0, 32, s));
+    CUDA_CHECK(cudaMemcpyAsync(host.data(), out, count * 4, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return host;
+  }
+
+ private:
+  static void grow(void*& buf, size_t& have, size_t need) {
+    if (need <= have) return;
+    CUDA_CHECK(cudaFree(buf));
+    CUDA_CHECK(cudaMalloc(&buf, need));
+    have = need;
+  }
+  void *temp_ = nullptr, *sorted_ = nullptr;
+  size_t temp_bytes_ = 0, sorted_bytes_ = 0;
+};
+
+// CUB's DeviceSelect::If with the same predicate; temporary storage allocated here, outside timing.
+template <typename T>
+class CubSelect {
+ public:
+  ~CubSelect() { cudaFree(temp_); }
+  std::function<void()> prepare(const T* in, size_t n, Keep<T> keep, T* out, unsigned long long* count, cudaStream_t s) {
+    size_t need = 0;
+    CUDA_CHECK(cub::DeviceSelect::If(nullptr, need, in, out, count, int64_t(n), keep, s));
+    if (need > bytes_) {
+      CUDA_CHECK(cudaFree(temp_));
+      CUDA_CHECK(cudaMalloc(&temp_, need));
+      bytes_ = need;
+    }
+    return [=, temp = temp_] {
+      size_t b = need;
+      CUDA_CHECK(cub::DeviceSelect::If(temp, b, in, out, count, int64_t(n), keep, s));
+    };
+  }
+
+ private:
+  void* temp_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+template <typename T>
+bool run_filter_dtype(const char* dtype, const Options& opt, const DeviceInfo& dev, Bench& bench, const char* step,
+                      const std::vector<const FilterVariant*>& variants, void* d_in_raw, T* d_out,
+                      unsigned long long* d_count) {
+  bool all_ok = true;
+  CubSelect<T> cub;
+  GpuSort sorter;
+  const cudaStream_t s = bench.stream();
+  const Launch ctx{s, nullptr, 0};
+  for (size_t n : opt.sizes) {
+    for (double rate : opt.pass_rates) {
+      const Keep<T> keep = Keep<T>::for_rate(rate);
+      const std::vector<uint32_t> expected = expected_kept<T>(opt.seed, n, keep);  // the same for every offset
+      char shape[32];
+      std::snprintf(shape, sizeof shape, "pass=%g%%", rate);
+      for (size_t offset : opt.offsets) {
+        const size_t lead = 64 + offset;
+        T* base = static_cast<T*>(d_in_raw);
+        fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, n, lead + n + 64, opt.seed);
+        CUDA_CHECK_LAUNCH();
+        const T* in = base + lead;
+        // One run on a poisoned output and count (all bits set), then the three checks.
+        auto verified = [&](const std::function<void()>& launch) {
+          CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, (n + 1) * sizeof(T), s));
+          CUDA_CHECK(cudaMemsetAsync(d_count, 0xFF, sizeof *d_count, s));
+          launch();
+          unsigned long long count = 0;
+          CUDA_CHECK(cudaMemcpyAsync(&count, d_count, sizeof count, cudaMemcpyDeviceToHost, s));
+          CUDA_CHECK(cudaStreamSynchronize(s));
+          Verdict v;
+          if (count != expected.size()) {
+            v.detail = "count: expected " + std::to_string(expected.size()) + " got " + std::to_string(count);
+            return v;
+          }
+          uint32_t after = 0;
+          CUDA_CHECK(cudaMemcpy(&after, d_out + count, 4, cudaMemcpyDeviceToHost));
+          if (after != 0xFFFFFFFFu) {
+            v.detail = "the slot after the last kept element was written";
+            return v;
+          }
+          if (sorter.sorted_copy(d_out, count, s) != expected) {
+            v.detail = "count right (" + std::to_string(count) + ") but not the passing elements";
+            return v;
+          }
+          v.ok = true;
+          v.detail = std::to_string(count) + " kept, the passing elements exactly";
+          return v;
+        };
+        std::vector<Contender> contenders;
+        auto cub_select = cub.prepare(in, n, keep, d_out, d_count, s);
+        const Verdict cv = verified(cub_select);
+        all_ok &= cv.ok;
+        contenders.push_back({"cub", "cub", cub_select, check_text(cv), cv.ok});
+        if (!opt.check_only)
+          contenders.push_back({"floor", "read", [=] { launch_read_floor(in, n, d_out, s); }, "(reads only)", true});
+        for (const FilterVariant* var : variants) {
+          auto launch = [var, in, n, keep, d_out, d_count, ctx] { var->launcher<T>()(in, n, keep, d_out, d_count, ctx); };
+          const Verdict v = verified(launch);
+          all_ok &= v.ok;
+          contenders.push_back({step, var->name, launch, check_text(v), v.ok});
+        }
+        finish(opt, bench, contenders, dtype, n, offset, (n + expected.size()) * sizeof(T), shape);
+      }
+    }
+  }
+  return all_ok;
+}
+
+// --problem filter: the variants, and the runner that allocates for the largest n.
+inline Problem filter_problem(const char* step, std::vector<FilterVariant> variants) {
+  Problem p;
+  p.name = "filter";
+  p.about = "keep the elements below a threshold (stream compaction); --pass-rate percent of them";
+  for (const auto& v : variants) p.variants.push_back({v.name, v.about});
+  p.run = [step, variants](const Options& opt, const DeviceInfo& dev, Bench& bench, const std::vector<std::string>& chosen) {
+    std::vector<const FilterVariant*> run;
+    for (const auto& v : variants)
+      if (std::find(chosen.begin(), chosen.end(), v.name) != chosen.end()) run.push_back(&v);
+    const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
+    const size_t in_bytes = (max_n + 64 + 16 + 64) * 4, out_bytes = (max_n + 64) * 4;
+    // The sort of the output needs a copy and CUB's temporary storage (about one more copy).
+    require_memory(in_bytes + 3 * out_bytes + (size_t(64) << 20), std::to_string(max_n) + " elements to filter");
+    void* d_in = nullptr;
+    void* d_out = nullptr;
+    unsigned long long* d_count = nullptr;
+    CUDA_CHECK(cudaMalloc(&d_in, in_bytes));
+    CUDA_CHECK(cudaMalloc(&d_out, out_bytes));
+    CUDA_CHECK(cudaMalloc(&d_count, sizeof *d_count));
+    bool ok = true;
+    for (const auto& dtype : opt.dtypes) {
+      if (dtype == "int") ok &= run_filter_dtype<unsigned>("int", opt, dev, bench, step, run, d_in, static_cast<unsigned*>(d_out), d_count);
+      else ok &= run_filter_dtype<float>("float", opt, dev, bench, step, run, d_in, static_cast<float*>(d_out), d_count);
+    }
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_out));
+    CUDA_CHECK(cudaFree(d_count));
+    return ok;
+  };
+  return p;
+}
+
+}  // namespace harness

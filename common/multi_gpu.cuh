@@ -1,0 +1,331 @@
+// One problem split over K GPUs: which GPUs, the shards, the input fill, fork/join of one
+// stream per GPU, the timing loop and the result row. It reuses the single-GPU harness
+// pieces (flags, input generator, references, verification, L2 flush, floor kernel, CSV
+// row); what differs is that every measurement spans K devices.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness.cuh"
+
+namespace harness {
+
+// ---- shards --------------------------------------------------------------------------------
+// Shard k of n elements over K GPUs is [begin(k), begin(k+1)): the first n % K shards get one
+// element more. 64-bit throughout (n up to 2^40, K up to 1024: n * k never overflows).
+inline size_t shard_begin(size_t n, int K, int k) {
+  return n / size_t(K) * size_t(k) + std::min(size_t(k), n % size_t(K));
+}
+inline size_t shard_size(size_t n, int K, int k) { return shard_begin(n, K, k + 1) - shard_begin(n, K, k); }
+
+// fill_input_kernel numbers the elements from the start of its buffer; a shard needs the
+// global index (first + j), so that every GPU fills its own slice of the one array that the
+// host reference sums. Guards before and after, as in the single-GPU buffer.
+template <typename T>
+__global__ void fill_shard_kernel(T* base, size_t lead, size_t count, size_t first, size_t total, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x)
+    base[i] = (i >= lead && i - lead < count) ? input_value<T>(seed, first + (i - lead)) : guard_value<T>();
+}
+
+// Spins `ns` nanoseconds on one thread. Before each timed run GPU 0 waits this long after
+// the flushes, so that the host has queued all K GPUs' work (launches into K streams, NCCL's
+// group call) before the clock starts: the host's enqueue time never falls inside the time.
+__device__ inline uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__global__ void wait_ns_kernel(uint64_t ns) {
+  const uint64_t t0 = global_ns();
+  while (global_ns() - t0 < ns) {
+  }
+}
+constexpr uint64_t kHostLeadNs = 200000;  // 200 us
+
+// ---- which GPUs ------------------------------------------------------------------------------
+// --gpus K (the first K visible), --gpus 2,0 (these), or every visible GPU. Returns the exit
+// code when the program cannot go on (77: fewer than two GPUs visible, one line on stdout;
+// 2: --gpus asks for more than exist, one line on stderr), or -1 with `out` filled.
+inline int select_gpus(const Options& opt, const char* step, std::vector<int>& out) {
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", step,
+                e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+    return 77;
+  }
+  if (count < 2) {
+    std::printf("%s: needs at least 2 GPUs, 1 visible; skipping.\n", step);
+    return 77;
+  }
+  out.clear();
+  if (!opt.gpu_list.empty()) {
+    for (int d : opt.gpu_list) {
+      if (d >= count) {
+        std::fprintf(stderr, "%s: error: --gpus: GPU %d is out of range (this machine has %d GPUs)\n", step, d, count);
+        return 2;
+      }
+      out.push_back(d);
+    }
+  } else {
+    const int K = opt.gpus > 0 ? opt.gpus : count;
+    if (K > count) {
+      std::fprintf(stderr, "%s: error: --gpus: %d GPUs asked for, this machine has %d\n", step, K, count);
+      return 2;
+    }
+    for (int d = 0; d < K; ++d) out.push_back(d);
+  }
+  return -1;
+}
+
+// ---- peers -----------------------------------------------------------------------------------
+struct PeerLink {
+  bool access = false, native_atomics = false;
+  int perf_rank = -1;  // cudaDevP2PAttrPerformanceRank: lower is a better link
+};
+inline PeerLink peer_link(int from, int to) {
+  PeerLink l;
+  int v = 0;
+  CUDA_CHECK(cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrAccessSupported, from, to));
+  l.access = v != 0;
+  CUDA_CHECK(cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrNativeAtomicSupported, from, to));
+  l.native_atomics = v != 0;
+  CUDA_CHECK(cudaDeviceGetP2PAttribute(&l.perf_rank, cudaDevP2PAttrPerformanceRank, from, to));
+  return l;
+}
+
+// ---- K GPUs, one stream each -----------------------------------------------------------------
+// Per GPU: the shard's input (with guards), scratch for block partials, a small result area,
+// an L2 flush buffer, and events for fork/join. GPU 0 (the first listed) owns the clock.
+struct Gpu {
+  int device = 0;
+  DeviceInfo info;
+  cudaStream_t stream{};
+  void* in = nullptr;  // guards + shard + guards
+  size_t in_bytes = 0;
+  void* scratch = nullptr;  // block partials etc.
+  size_t scratch_bytes = 0;
+  void* out = nullptr;  // 256 bytes: [0] the result, [1] the floor's sink
+  int4* flush = nullptr;
+  size_t flush_count = 0;
+  cudaEvent_t ready{}, done{};  // no timing: cross-device waits only
+};
+
+class MultiGpu {
+ public:
+  // max_shard: the largest shard (elements) any GPU will hold, for the buffer sizes.
+  MultiGpu(const std::vector<int>& devices, size_t max_shard) {
+    for (int d : devices) {
+      Gpu g;
+      g.device = d;
+      CUDA_CHECK(cudaSetDevice(d));
+      g.info = device_info(d);
+      g.in_bytes = (max_shard + 64 + 16 + 64) * 4;  // int and float are 4 bytes
+      g.scratch_bytes = size_t(1) << 20;             // partials of at most 65536 blocks x 8 bytes x 2
+      size_t free_b = 0, total_b = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      if (g.in_bytes + g.scratch_bytes + (size_t(256) << 20) > free_b) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "--n: a shard of %zu elements needs %.2f GiB on GPU %d; %.2f GiB are free",
+                      max_shard, g.in_bytes / 1073741824.0, d, free_b / 1073741824.0);
+        release();
+        throw UsageError(buf);
+      }
+      CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
+      CUDA_CHECK(cudaMalloc(&g.in, g.in_bytes));
+      CUDA_CHECK(cudaMalloc(&g.scratch, g.scratch_bytes));
+      CUDA_CHECK(cudaMalloc(&g.out, 256));
+      g.flush_count = size_t(std::max(g.info.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
+      CUDA_CHECK(cudaMalloc(&g.flush, g.flush_count * sizeof(int4) + sizeof(int)));
+      CUDA_CHECK(cudaMemset(g.flush, 0, g.flush_count * sizeof(int4) + sizeof(int)));
+      CUDA_CHECK(cudaEventCreateWithFlags(&g.ready, cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&g.done, cudaEventDisableTiming));
+      gpus_.push_back(g);
+    }
+    CUDA_CHECK(cudaSetDevice(gpus_[0].device));
+    CUDA_CHECK(cudaEventCreate(&start_));
+    CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~MultiGpu() { release(); }
+  MultiGpu(const MultiGpu&) = delete;
+  MultiGpu& operator=(const MultiGpu&) = delete;
+
+  int size() const { return int(gpus_.size()); }
+  Gpu& operator[](int k) { return gpus_[size_t(k)]; }
+  void use(int k) const { CUDA_CHECK(cudaSetDevice(gpus_[size_t(k)].device)); }
+
+  // GPU k's streams may start only after what GPU 0's stream has queued so far.
+  void fork() {
+    use(0);
+    CUDA_CHECK(cudaEventRecord(gpus_[0].ready, gpus_[0].stream));
+    for (int k = 1; k < size(); ++k) CUDA_CHECK(cudaStreamWaitEvent(gpus_[size_t(k)].stream, gpus_[0].ready, 0));
+  }
+  // GPU 0's stream goes on only after every GPU's stream has done what it has queued.
+  void join() {
+    for (int k = 1; k < size(); ++k) {
+      use(k);
+      CUDA_CHECK(cudaEventRecord(gpus_[size_t(k)].done, gpus_[size_t(k)].stream));
+      use(0);
+      CUDA_CHECK(cudaStreamWaitEvent(gpus_[0].stream, gpus_[size_t(k)].done, 0));
+    }
+    use(0);
+  }
+  void sync_all() {
+    for (int k = 0; k < size(); ++k) {
+      use(k);
+      CUDA_CHECK(cudaStreamSynchronize(gpus_[size_t(k)].stream));
+    }
+    use(0);
+  }
+
+  // Fills GPU k's buffer with shard k of n elements (global indices), `offset` elements past
+  // the 256-byte boundary. Returns the shards' input pointers.
+  template <typename T>
+  std::vector<const T*> fill(size_t n, size_t offset, uint64_t seed) {
+    std::vector<const T*> in;
+    const size_t lead = 64 + offset;
+    for (int k = 0; k < size(); ++k) {
+      Gpu& g = gpus_[size_t(k)];
+      use(k);
+      const size_t count = shard_size(n, size(), k);
+      fill_shard_kernel<T><<<1024, 256, 0, g.stream>>>(static_cast<T*>(g.in), lead, count, shard_begin(n, size(), k),
+                                                        lead + count + 64, seed);
+      CUDA_CHECK_LAUNCH();
+      in.push_back(static_cast<const T*>(g.in) + lead);
+    }
+    sync_all();
+    return in;
+  }
+
+  // Poisons every GPU's result (all bits set), runs `launch` between fork and join, waits,
+  // and returns the K results (GPU k's out[0]).
+  template <typename T>
+  std::vector<T> run_once(const std::function<void()>& launch) {
+    for (int k = 0; k < size(); ++k) {
+      use(k);
+      CUDA_CHECK(cudaMemsetAsync(gpus_[size_t(k)].out, 0xFF, sizeof(T), gpus_[size_t(k)].stream));
+    }
+    fork();
+    launch();
+    join();
+    sync_all();
+    std::vector<T> got(size_t(size()));
+    for (int k = 0; k < size(); ++k) {
+      use(k);
+      CUDA_CHECK(cudaMemcpy(&got[size_t(k)], gpus_[size_t(k)].out, sizeof(T), cudaMemcpyDeviceToHost));
+    }
+    use(0);
+    return got;
+  }
+
+  // Timing across GPUs: CUDA events on GPU 0's stream around a fork/join. Each rep and each
+  // contender: every GPU flushes its L2; GPU 0's stream waits for all flushes and records
+  // `start`; every other stream waits for `start` (fork); the contender queues its work on
+  // the streams it uses; GPU 0's stream waits for every stream (join) and records `stop`.
+  // So the time runs from "all GPUs ready" to "the last GPU done", as a caller that forks
+  // and joins would see it; the join's cross-device event wait (a few microseconds, printed
+  // by the program as the empty fork/join) is inside it. Median and min over reps; the
+  // contenders take turns within every rep, as in Bench::time.
+  std::vector<Timing> time(const Options& opt, const std::vector<std::function<void()>>& launches) {
+    sync_all();
+    const auto warm_start = std::chrono::steady_clock::now();
+    for (int w = 0; w < opt.warmup || (opt.warmup > 0 && std::chrono::steady_clock::now() - warm_start <
+                                                              std::chrono::milliseconds(20)); ++w) {
+      for (const auto& launch : launches) {
+        fork();
+        launch();
+        join();
+      }
+      if (w % 8 == 7) sync_all();
+    }
+    sync_all();
+    std::vector<std::vector<double>> ms(launches.size());
+    for (int r = 0; r < opt.reps; ++r) {
+      for (size_t i = 0; i < launches.size(); ++i) {
+        for (int k = 0; k < size(); ++k) {
+          Gpu& g = gpus_[size_t(k)];
+          use(k);
+          flush_l2_kernel<<<g.info.sms * 4, 512, 0, g.stream>>>(g.flush, g.flush_count,
+                                                                reinterpret_cast<int*>(g.flush + g.flush_count));
+          CUDA_CHECK_LAUNCH();
+        }
+        join();  // GPU 0 waits for every flush
+        wait_ns_kernel<<<1, 1, 0, gpus_[0].stream>>>(kHostLeadNs);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaEventRecord(start_, gpus_[0].stream));
+        for (int k = 1; k < size(); ++k) CUDA_CHECK(cudaStreamWaitEvent(gpus_[size_t(k)].stream, start_, 0));
+        launches[i]();
+        join();
+        CUDA_CHECK(cudaEventRecord(stop_, gpus_[0].stream));
+        CUDA_CHECK(cudaEventSynchronize(stop_));
+        float t = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+        ms[i].push_back(t);
+      }
+    }
+    std::vector<Timing> result;
+    for (auto& m : ms) {
+      std::sort(m.begin(), m.end());
+      const size_t h = m.size() / 2;
+      result.push_back({m.size() % 2 ? m[h] : (m[h - 1] + m[h]) / 2, m.front()});
+    }
+    return result;
+  }
+
+ private:
+  void release() {
+    for (auto& g : gpus_) {
+      cudaSetDevice(g.device);
+      cudaFree(g.in);
+      cudaFree(g.scratch);
+      cudaFree(g.out);
+      cudaFree(g.flush);
+      if (g.ready) cudaEventDestroy(g.ready);
+      if (g.done) cudaEventDestroy(g.done);
+      if (g.stream) cudaStreamDestroy(g.stream);
+    }
+    if (!gpus_.empty()) cudaSetDevice(gpus_[0].device);
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+    gpus_.clear();
+    start_ = stop_ = nullptr;
+  }
+  std::vector<Gpu> gpus_;
+  cudaEvent_t start_{}, stop_{};
+};
+
+// ---- the result row ----------------------------------------------------------------------------
+// One line, and a CSV row with --csv. n is the total over all GPUs; GB/s = n * 4 bytes / median;
+// % of peak is of K times GPU 0's theoretical bandwidth; x_cub and x_floor are 0 where not
+// measured; shape is "gpus=K".
+inline void multi_report(const Options& opt, const DeviceInfo& dev, int K, const std::string& step,
+                         const std::string& variant, const char* dtype, size_t n, size_t offset, const Timing& t,
+                         double cub_ms, double floor_ms, const std::string& check, bool ok) {
+  CsvRow row{dev.name, dev.cuda, step, variant, dtype, n};
+  row.ms = t.median_ms;
+  row.gbps = double(n) * 4 / (t.median_ms * 1e6);
+  row.pct_peak = 100.0 * row.gbps / (K * dev.peak_gbps);
+  row.verified = ok;
+  row.x_cub = cub_ms > 0 ? cub_ms / t.median_ms : 0;
+  row.x_floor = floor_ms > 0 ? t.median_ms / floor_ms : 0;
+  row.shape = "gpus=" + std::to_string(K);
+  std::printf("%-5s %11zu %3zu  %-18s %9.4f %9.4f %8.1f %5.1f%% %5.2fx %6.2fx  %-7s %s\n", dtype, n, offset,
+              variant.c_str(), row.ms, t.min_ms, row.gbps, row.pct_peak, row.x_cub, row.x_floor, row.shape.c_str(),
+              check.c_str());
+  if (opt.csv.empty()) return;
+  std::ifstream probe(opt.csv);
+  const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
+  std::ofstream csv(opt.csv, std::ios::app);
+  if (!csv) throw std::runtime_error("--csv: cannot open " + opt.csv + " for appending");
+  if (fresh) csv << csv_header() << "\n";
+  csv << csv_row(row) << "\n";
+}
+
+}  // namespace harness

@@ -1,0 +1,82 @@
+// What step 06's problem shapes share (segmented.cuh, filter.cuh): a Problem is a named
+// group of variants with its own runner, and run_problems() is the main() behind them, with
+// run_step's flags, --help, exit codes and device set-up. The result lines and CSV rows are
+// run_dtype's, with one more column: the shape ("cols=16", "pass=50%").
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness.cuh"
+
+namespace harness {
+
+struct ProblemVariant {
+  std::string name, about;
+};
+
+struct Problem {
+  std::string name, about;              // "segmented", "a rows x cols matrix, one sum per row"
+  std::vector<ProblemVariant> variants;  // for --help and --variant
+  // Runs the variants named in `chosen` over every dtype, size, offset and shape in opt.
+  // Returns false when a result that should be right (CUB's included) was wrong.
+  std::function<bool(const Options&, const DeviceInfo&, Bench&, const std::vector<std::string>& chosen)> run;
+};
+
+// The whole program behind a step with several problem shapes. Exit codes: see usage_text().
+inline int run_problems(int argc, char** argv, const char* step, const std::vector<Problem>& problems) {
+  Options opt;
+  try {
+    opt = parse_args(argc, argv);
+    bool known = opt.variant == "all";
+    std::string names;
+    for (const auto& p : problems)
+      for (const auto& v : p.variants)
+        if (opt.problem == "all" || opt.problem == p.name) {
+          known |= v.name == opt.variant;
+          names += v.name + ", ";
+        }
+    if (!known)
+      throw UsageError("--variant: unknown '" + opt.variant + "'" +
+                       (opt.problem == "all" ? "" : " for --problem " + opt.problem) + " (choose from " + names + "all)");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
+    return 2;
+  }
+  if (opt.help) {
+    std::printf("%s: several problem shapes on the GPU, each verified and timed against CUB.\n", step);
+    std::printf("Variants:\n");
+    for (const auto& p : problems) {
+      std::printf(" --problem %s: %s\n", p.name.c_str(), p.about.c_str());
+      for (const auto& v : p.variants) std::printf("  %-16s %s\n", v.name.c_str(), v.about.c_str());
+    }
+    std::printf("%s", usage_text());
+    return 0;
+  }
+  try {
+    if (int code = open_device(opt, step); code >= 0) return code;
+    const DeviceInfo dev = device_info(opt.device);
+    print_header(opt, dev, step);
+    Bench bench(opt, dev, step);
+    bool ok = true;
+    for (const auto& p : problems) {
+      if (opt.problem != "all" && opt.problem != p.name) continue;
+      std::vector<std::string> chosen;
+      for (const auto& v : p.variants)
+        if (opt.variant == "all" || opt.variant == v.name) chosen.push_back(v.name);
+      if (chosen.empty()) continue;
+      ok &= p.run(opt, dev, bench, chosen);
+    }
+    if (!ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", step);
+    return ok ? 0 : 1;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
+    return 1;
+  }
+}
+
+}  // namespace harness

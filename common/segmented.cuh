@@ -1,0 +1,278 @@
+// The segmented (batched) sum: a rows x cols matrix, row-major and contiguous, one sum per
+// row. Element i of the matrix is input_value(seed, i), so row r holds elements
+// r*cols .. r*cols + cols-1. For each --n and --cols: rows = max(1, n / cols) and the matrix
+// has rows x cols elements (that is the n printed; it equals --n when cols divides it).
+// Every row is verified: exact for ints; for floats within float_tolerance(cols, that row's
+// sum of squares). CUB's DeviceSegmentedReduce::Sum is the baseline, its offsets array and
+// temporary storage made outside timing.
+#pragma once
+
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cstring>
+
+#include "problem.cuh"
+
+namespace harness {
+
+// in: rows x cols elements; out: rows sums.
+template <typename T>
+using SegmentedLauncher = std::function<void(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx)>;
+
+struct SegmentedVariant {
+  std::string name, about;
+  SegmentedLauncher<unsigned> run_int;
+  SegmentedLauncher<float> run_float;
+  size_t max_cols;  // run only on rows up to this long (0: any), e.g. one thread per row
+  template <class F>
+  SegmentedVariant(std::string name_, std::string about_, F f, size_t max_cols_ = 0)
+      : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), max_cols(max_cols_) {}
+  template <typename T>
+  const SegmentedLauncher<T>& launcher() const {
+    if constexpr (std::is_same_v<T, unsigned>) return run_int;
+    else return run_float;
+  }
+};
+
+template <typename O>
+__global__ void row_offsets_kernel(O* offsets, size_t rows, size_t cols) {
+  for (size_t r = blockIdx.x * size_t(blockDim.x) + threadIdx.x; r <= rows; r += size_t(gridDim.x) * blockDim.x)
+    offsets[r] = O(r * cols);
+}
+
+// CUB's segmented sum; offsets[r] = r * cols (rows + 1 of them: begin = offsets, end = offsets + 1),
+// 32-bit while the matrix has fewer than 2^31 elements.
+template <typename T>
+class CubSegmentedSum {
+ public:
+  ~CubSegmentedSum() {
+    cudaFree(temp_);
+    cudaFree(offsets_);
+  }
+  std::function<void()> prepare(const T* in, size_t rows, size_t cols, T* out, cudaStream_t s) {
+    const bool wide = rows * cols > size_t(INT32_MAX);
+    grow(offsets_, offsets_bytes_, (rows + 1) * (wide ? 8 : 4));
+    const unsigned blocks = unsigned(std::min<size_t>(4096, rows / 256 + 1));
+    if (wide) row_offsets_kernel<<<blocks, 256, 0, s>>>(static_cast<int64_t*>(offsets_), rows, cols);
+    else row_offsets_kernel<<<blocks, 256, 0, s>>>(static_cast<int*>(offsets_), rows, cols);
+    CUDA_CHECK_LAUNCH();
+    size_t need = 0;
+    call(nullptr, need, offsets_, in, rows, out, wide, s);
+    grow(temp_, temp_bytes_, need);
+    return [=, temp = temp_, offsets = offsets_] { size_t b = need; call(temp, b, offsets, in, rows, out, wide, s); };
+  }
+
+ private:
+  static void grow(void*& buf, size_t& have, size_t need) {
+    if (need <= have) return;
+    CUDA_CHECK(cudaFree(buf));
+    CUDA_CHECK(cudaMalloc(&buf, need));
+    have = need;
+  }
+  static void call(void* temp, size_t& bytes, const void* offsets, const T* in, size_t rows, T* out, bool wide,
+                   cudaStream_t s) {
+    if (wide) {
+      const int64_t* o = static_cast<const int64_t*>(offsets);
+      CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp, bytes, in, out, int64_t(rows), o, o + 1, s));
+    } else {
+      const int* o = static_cast<const int*>(offsets);
+      CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp, bytes, in, out, int64_t(rows), o, o + 1, s));
+    }
+  }
+  void* temp_ = nullptr;
+  void* offsets_ = nullptr;
+  size_t temp_bytes_ = 0, offsets_bytes_ = 0;
+};
+
+// Exact sums of elements [begin, end) of the input (one thread): what reference_sum does for [0, n).
+template <typename T>
+Reference range_reference(uint64_t seed, size_t begin, size_t end) {
+  Reference r;
+  for (size_t i = begin; i < end; ++i) {
+    if constexpr (std::is_integral_v<T>) {
+      r.int_sum += input_value<T>(seed, i);
+    } else {
+      const int64_t k = float_input_steps(seed, i);
+      r.float_steps += k;
+      r.sum_squares += double(k) * double(k);  // in units of 2^-46 until finished
+    }
+  }
+  return r;
+}
+
+// Checks all rows of `got` (rows + 1 values: the one past the last row must still be the
+// poison, all bits set) against sums the host recomputes from the generator, spread over
+// its cores: a row each when there are many rows, pieces of each row when there are few.
+// No reference is stored. The detail names the first wrong row.
+template <typename T>
+Verdict verify_rows(const std::vector<T>& got, uint64_t seed, size_t rows, size_t cols) {
+  unsigned workers = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
+  if (rows * cols < (size_t(1) << 16)) workers = 1;
+  struct Tally {
+    size_t wrong = 0, first = 0;
+    Verdict first_verdict;
+    double worst = 0;  // float: the largest err / tol of a right row
+  };
+  auto check = [&](size_t r, Reference ref, Tally& t) {
+    bool ok;
+    Verdict v;
+    if constexpr (std::is_integral_v<T>) {
+      ref.sum = double(ref.int_sum);
+      ok = got[r] == ref.int_sum;
+      if (!ok) v = verify(got[r], ref);
+    } else {
+      ref.sum = std::ldexp(double(ref.float_steps), -23);
+      ref.sum_squares = std::ldexp(ref.sum_squares, -46);
+      const double err = std::fabs(double(got[r]) - ref.sum), tol = float_tolerance(cols, ref.sum_squares);
+      ok = std::isfinite(got[r]) && err <= tol;  // a row of zeros has tol 0: its sum must be exact
+      if (ok && tol > 0) t.worst = std::max(t.worst, err / tol);
+      if (!ok) v = verify(got[r], ref, cols);
+    }
+    if (!ok && t.wrong++ == 0) {
+      t.first = r;
+      t.first_verdict = v;
+    }
+  };
+  std::vector<Tally> tally(workers);
+  auto in_parallel = [&](auto&& work) {  // work(w) for w = 0..workers-1 on threads
+    std::vector<std::thread> pool;
+    for (unsigned w = 0; w < workers; ++w) pool.emplace_back([&, w] { work(w); });
+    for (auto& t : pool) t.join();
+  };
+  auto piece = [&](size_t count, unsigned w, size_t& begin, size_t& end) {
+    begin = count / workers * w;
+    end = (w + 1 == workers) ? count : count / workers * (w + 1);
+  };
+  if (rows >= workers) {
+    in_parallel([&](unsigned w) {
+      size_t begin, end;
+      piece(rows, w, begin, end);
+      for (size_t r = begin; r < end; ++r) check(r, range_reference<T>(seed, r * cols, (r + 1) * cols), tally[w]);
+    });
+  } else {
+    for (size_t r = 0; r < rows; ++r) {
+      std::vector<Reference> parts(workers);
+      in_parallel([&](unsigned w) {
+        size_t begin, end;
+        piece(cols, w, begin, end);
+        parts[w] = range_reference<T>(seed, r * cols + begin, r * cols + end);
+      });
+      Reference ref;
+      for (const auto& p : parts) {
+        ref.int_sum += p.int_sum;
+        ref.float_steps += p.float_steps;
+        ref.sum_squares += p.sum_squares;
+      }
+      check(r, ref, tally[0]);
+    }
+  }
+  size_t wrong = 0;
+  const Tally* first = nullptr;
+  double worst = 0;
+  for (const auto& t : tally) {
+    wrong += t.wrong;
+    worst = std::max(worst, t.worst);
+    if (t.wrong && !first) first = &t;
+  }
+  T poison;
+  std::memset(&poison, 0xFF, sizeof poison);
+  Verdict v;
+  char buf[120];
+  if (first) {
+    std::snprintf(buf, sizeof buf, "%zu of %zu rows wrong; row %zu: ", wrong, rows, first->first);
+    v.detail = buf + first->first_verdict.detail;
+  } else if (std::memcmp(&got[rows], &poison, sizeof(T)) != 0) {
+    v.detail = "every row right, but the slot past the last row was written";
+  } else {
+    v.ok = true;
+    if constexpr (std::is_integral_v<T>) std::snprintf(buf, sizeof buf, "exact, %zu rows", rows);
+    else std::snprintf(buf, sizeof buf, "%zu rows, largest err/tol %.2f", rows, worst);
+    v.detail = buf;
+  }
+  return v;
+}
+
+template <typename T>
+bool run_segmented_dtype(const char* dtype, const Options& opt, const DeviceInfo& dev, Bench& bench, const char* step,
+                         const std::vector<const SegmentedVariant*>& variants, void* d_in_raw, T* d_out) {
+  bool all_ok = true;
+  CubSegmentedSum<T> cub;
+  const cudaStream_t s = bench.stream();
+  const Launch ctx{s, nullptr, 0};
+  for (size_t n : opt.sizes) {
+    for (size_t cols : opt.cols) {
+      const size_t rows = std::max<size_t>(1, n / cols), total = rows * cols;
+      const std::string shape = "cols=" + std::to_string(cols);
+      for (size_t offset : opt.offsets) {
+        const size_t lead = 64 + offset;  // 256 bytes of guard values, then `offset` more elements
+        T* base = static_cast<T*>(d_in_raw);
+        fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, total, lead + total + 64, opt.seed);
+        CUDA_CHECK_LAUNCH();
+        const T* in = base + lead;
+        // One verified run on a poisoned output (rows + 1 slots: the extra one catches a write past the end).
+        auto verified = [&](const std::function<void()>& launch) {
+          CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, (rows + 1) * sizeof(T), s));
+          launch();
+          std::vector<T> got(rows + 1);
+          CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out, (rows + 1) * sizeof(T), cudaMemcpyDeviceToHost, s));
+          CUDA_CHECK(cudaStreamSynchronize(s));
+          return verify_rows(got, opt.seed, rows, cols);
+        };
+        std::vector<Contender> contenders;
+        auto cub_sum = cub.prepare(in, rows, cols, d_out, s);
+        const Verdict cv = verified(cub_sum);
+        all_ok &= cv.ok;
+        contenders.push_back({"cub", "cub", cub_sum, check_text(cv), cv.ok});
+        if (!opt.check_only)
+          contenders.push_back({"floor", "read", [=] { launch_read_floor(in, total, d_out + rows + 1, s); }, "(reads only)", true});
+        for (const SegmentedVariant* var : variants) {
+          if (var->max_cols && cols > var->max_cols) continue;  // not meant for rows this long (see --help)
+          auto launch = [var, in, rows, cols, d_out, ctx] { var->launcher<T>()(in, rows, cols, d_out, ctx); };
+          const Verdict v = verified(launch);
+          all_ok &= v.ok;
+          contenders.push_back({step, var->name, launch, check_text(v), v.ok});
+        }
+        finish(opt, bench, contenders, dtype, total, offset, total * sizeof(T) + rows * sizeof(T), shape);
+      }
+    }
+  }
+  return all_ok;
+}
+
+// --problem segmented: the variants, and the runner that allocates for the largest matrix.
+inline Problem segmented_problem(const char* step, std::vector<SegmentedVariant> variants) {
+  Problem p;
+  p.name = "segmented";
+  p.about = "a rows x cols matrix, one sum per row; --n elements, --cols per row";
+  for (const auto& v : variants)
+    p.variants.push_back({v.name, v.about + (v.max_cols ? " (rows up to " + std::to_string(v.max_cols) + ")" : "")});
+  p.run = [step, variants](const Options& opt, const DeviceInfo& dev, Bench& bench, const std::vector<std::string>& chosen) {
+    std::vector<const SegmentedVariant*> run;
+    for (const auto& v : variants)
+      if (std::find(chosen.begin(), chosen.end(), v.name) != chosen.end()) run.push_back(&v);
+    size_t max_total = 0, max_rows = 0;
+    for (size_t n : opt.sizes)
+      for (size_t cols : opt.cols) {
+        const size_t rows = std::max<size_t>(1, n / cols);
+        max_total = std::max(max_total, rows * cols);
+        max_rows = std::max(max_rows, rows);
+      }
+    const size_t in_bytes = (max_total + 64 + 16 + 64) * 4, out_bytes = (max_rows + 64) * 4;
+    // CUB's offsets (rows + 1, up to 8 bytes each) and temporary storage (small) come on top.
+    require_memory(in_bytes + out_bytes + (max_rows + 1) * 8 + (size_t(64) << 20), "a matrix of " + std::to_string(max_total) + " elements");
+    void* d_in = nullptr;
+    void* d_out = nullptr;
+    CUDA_CHECK(cudaMalloc(&d_in, in_bytes));
+    CUDA_CHECK(cudaMalloc(&d_out, out_bytes));
+    bool ok = true;
+    for (const auto& dtype : opt.dtypes) {
+      if (dtype == "int") ok &= run_segmented_dtype<unsigned>("int", opt, dev, bench, step, run, d_in, static_cast<unsigned*>(d_out));
+      else ok &= run_segmented_dtype<float>("float", opt, dev, bench, step, run, d_in, static_cast<float*>(d_out));
+    }
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_out));
+    return ok;
+  };
+  return p;
+}
+
+}  // namespace harness

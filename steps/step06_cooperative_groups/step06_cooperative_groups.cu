@@ -1,0 +1,390 @@
+// Step 06 - Cooperative Groups: a group of threads is a value you can pass to a function.
+// Two problems that need groups of different sizes:
+//   segmented  a rows x cols matrix, one sum per row: the right group for a row depends on
+//              its length (a thread, a tile of 4..32 threads, a whole block)
+//   filter     keep the elements that pass a test (stream compaction): the threads that pass
+//              form a coalesced_group, which takes one atomicAdd for all of them
+// The lessons, in the order of this file:
+//   1. one generic reduce(group, scratch, value), a shared-memory tree with g.sync(), used
+//      unchanged with the whole block and with tiled_partition(block, N) tiles of 4..32
+//   2. thread_block_tile<N>: the size is a template argument, so shfl_down loops unroll
+//   3. cg::reduce on a tile and on a coalesced_group (for ints on sm_80+ tiles of 32 and 16
+//      become one REDUX instruction: scripts/sass_redux.sh shows it)
+//   4. coalesced_threads() and a warp-aggregated atomic in the filter
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "filter.cuh"
+#include "segmented.cuh"
+
+namespace cg = cooperative_groups;
+
+constexpr int kThreads = 256;  // threads per block in every kernel here
+
+// ---- 1. One reduction for any group ------------------------------------------------------
+// [docs:generic-reduce]
+// Sums `value` over the group g with a tree in shared memory. scratch: g.size() elements that
+// belong to this group alone. The tree needs g.sync() between levels, so this is only
+// correct for groups that can synchronise, and the signature says so: it takes the group.
+// g.size() need not be a power of two. The sum is complete in thread_rank() 0.
+template <typename Group, typename T>
+__device__ T reduce(const Group& g, T* scratch, T value) {
+  const unsigned rank = g.thread_rank();
+  scratch[rank] = value;
+  g.sync();
+  for (unsigned count = g.size(); count > 1;) {
+    const unsigned half = (count + 1) / 2;  // ranks [half, count) hand their values down
+    if (rank + half < count) scratch[rank] = value = value + scratch[rank + half];
+    g.sync();
+    count = half;
+  }
+  return value;
+}
+// [/docs:generic-reduce]
+
+// ---- The matrix as every segmented kernel sees it -----------------------------------------
+// Row r is in[r * stride .. r * stride + len). Built in one place (rows_of) so that
+// tests/mutation.py can drop the last row, or the last element of each row, from every
+// variant with one replacement.
+template <typename T>
+struct Rows {
+  const T* in;
+  T* out;         // out[r]: the sum of row r
+  size_t count;   // rows to sum
+  size_t len;     // elements to sum per row
+  size_t stride;  // elements from the start of one row to the next
+  __device__ const T* row(size_t r) const { return in + r * stride; }
+};
+
+template <typename T>
+Rows<T> rows_of(const T* in, size_t rows, size_t cols, T* out) {
+  Rows<T> m{in, out, 0, 0, cols};
+  m.count = rows;  // every row
+  m.len = cols;    // every element of a row
+  return m;
+}
+
+// Each thread's share of a row: elements first, first + step, ... (plain loads).
+template <typename T>
+__device__ T strided_sum(const T* row, size_t len, size_t first, size_t step) {
+  T sum = 0;
+  for (size_t j = first; j < len; j += step) sum += row[j];
+  return sum;
+}
+
+// [docs:block-tree]
+// One block per row (blocks stride over the rows): the generic reduce on the whole block.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_block_tree(Rows<T> m) {
+  __shared__ T scratch[kThreads];
+  const cg::thread_block block = cg::this_thread_block();
+  for (size_t r = blockIdx.x; r < m.count; r += gridDim.x) {
+    T sum = strided_sum(m.row(r), m.len, block.thread_rank(), block.size());
+    sum = reduce(block, scratch, sum);
+    if (block.thread_rank() == 0) m.out[r] = sum;
+  }
+}
+// [/docs:block-tree]
+
+// [docs:tile-tree]
+// A tile of N threads per row, N = 4, 8, 16 or 32 chosen at run time: tiled_partition(block, N)
+// returns a plain thread_group, and the same reduce() as above runs on it, with its own slice
+// of shared memory. g.sync() is now a __syncwarp over the tile's lanes.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_tile_tree(Rows<T> m, unsigned tile_size) {
+  __shared__ T scratch[kThreads];
+  const cg::thread_block block = cg::this_thread_block();
+  const cg::thread_group tile = cg::tiled_partition(block, tile_size);
+  T* my_scratch = scratch + (block.thread_rank() - tile.thread_rank());  // the tile's tile_size slots
+  const size_t tiles = size_t(gridDim.x) * (kThreads / tile_size);
+  for (size_t r = (blockIdx.x * size_t(blockDim.x) + threadIdx.x) / tile_size; r < m.count; r += tiles) {
+    T sum = strided_sum(m.row(r), m.len, tile.thread_rank(), tile_size);
+    sum = reduce(tile, my_scratch, sum);
+    if (tile.thread_rank() == 0) m.out[r] = sum;
+  }
+}
+// [/docs:tile-tree]
+
+// ---- 2. and 3. Tiles whose size the compiler knows ---------------------------------------
+// [docs:static-tiles]
+// thread_block_tile<N>: N is a template argument, so the shuffle loop is unrolled and no
+// shared memory is needed: values move between registers.
+template <unsigned N, typename T>
+__device__ T tile_sum_shfl(const cg::thread_block_tile<N>& tile, T v) {
+#pragma unroll
+  for (unsigned offset = N / 2; offset > 0; offset /= 2) v += tile.shfl_down(v, offset);
+  return v;  // complete in thread_rank() 0
+}
+
+// cg::reduce takes a thread_block_tile or a coalesced_group, never a whole thread_block
+// (that would need shared memory, which cg::reduce does not have): the block needs a tree
+// like reduce() above, or block_sum below.
+template <unsigned N, typename T>
+__device__ T tile_sum_cg(const cg::thread_block_tile<N>& tile, T v) {
+  return cg::reduce(tile, v, cg::plus<T>());  // complete in every thread of the tile
+}
+
+enum class TileSum { Shfl, CgReduce };
+
+template <unsigned N, TileSum Kind, typename T>
+__global__ void __launch_bounds__(kThreads) rows_tile_static(Rows<T> m) {
+  const cg::thread_block_tile<N> tile = cg::tiled_partition<N>(cg::this_thread_block());
+  const size_t tiles = size_t(gridDim.x) * (kThreads / N);
+  for (size_t r = (blockIdx.x * size_t(blockDim.x) + threadIdx.x) / N; r < m.count; r += tiles) {
+    T sum = strided_sum(m.row(r), m.len, tile.thread_rank(), N);
+    sum = Kind == TileSum::Shfl ? tile_sum_shfl(tile, sum) : tile_sum_cg(tile, sum);
+    if (tile.thread_rank() == 0) m.out[r] = sum;
+  }
+}
+// [/docs:static-tiles]
+
+// [docs:block-sum]
+// Block sum from warp tiles: each warp's sum goes to shared memory, then only the threads
+// that hold one (8 of 256) sum them: they form a coalesced_group, and cg::reduce takes it
+// as it takes a tile (on sm_80+, for ints, one REDUX with an 8-lane mask). Nothing diverges
+// between the `if` and coalesced_threads(), so the group is exactly those 8 threads.
+template <typename T>
+__device__ T block_sum(const cg::thread_block& block, T value) {
+  __shared__ T warp_sums[kThreads / 32];
+  const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+  value = tile_sum_shfl(warp, value);
+  if (warp.thread_rank() == 0) warp_sums[warp.meta_group_rank()] = value;
+  block.sync();
+  if (block.thread_rank() < warp.meta_group_size()) {
+    const cg::coalesced_group holders = cg::coalesced_threads();
+    value = cg::reduce(holders, warp_sums[block.thread_rank()], cg::plus<T>());
+  }
+  block.sync();  // warp_sums is reused for the next row
+  return value;  // complete in thread 0
+}
+// [/docs:block-sum]
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_block_shfl(Rows<T> m) {
+  const cg::thread_block block = cg::this_thread_block();
+  for (size_t r = blockIdx.x; r < m.count; r += gridDim.x) {
+    T sum = strided_sum(m.row(r), m.len, block.thread_rank(), block.size());
+    sum = block_sum(block, sum);
+    if (block.thread_rank() == 0) m.out[r] = sum;
+  }
+}
+
+// Long rows: one block per row with step 05's 16-byte loads. A row starts wherever
+// r * cols puts it, so each row is cut into a scalar head (to the first 16-byte boundary),
+// whole vectors, and a scalar tail.
+template <typename T> struct Vec4;
+template <> struct Vec4<unsigned> { using type = uint4; };
+template <> struct Vec4<float> { using type = float4; };
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_block_v4(Rows<T> m) {
+  using V = typename Vec4<T>::type;
+  const cg::thread_block block = cg::this_thread_block();
+  const unsigned t = block.thread_rank();
+  for (size_t r = blockIdx.x; r < m.count; r += gridDim.x) {
+    const T* row = m.row(r);
+    const size_t misaligned = (reinterpret_cast<uintptr_t>(row) % 16) / sizeof(T);
+    const size_t head = misaligned == 0 ? 0 : 4 - misaligned < m.len ? 4 - misaligned : m.len;
+    const size_t vectors = (m.len - head) / 4, tail_begin = head + vectors * 4;
+    const V* body = reinterpret_cast<const V*>(row + head);
+    T sum = 0;
+    size_t i = t;
+    for (; i + 3 * kThreads < vectors; i += 4 * kThreads) {
+      V v[4];
+#pragma unroll
+      for (int b = 0; b < 4; ++b) v[b] = body[i + b * kThreads];  // 4 x 16 bytes in flight
+#pragma unroll
+      for (int b = 0; b < 4; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);
+    }
+    for (; i < vectors; i += kThreads) sum += (body[i].x + body[i].y) + (body[i].z + body[i].w);
+    if (t < head) sum += row[t];
+    if (t < m.len - tail_begin) sum += row[tail_begin + t];
+    sum = block_sum(block, sum);
+    if (t == 0) m.out[r] = sum;
+  }
+}
+
+// Rows of a few elements: one thread per row. A warp's 32 rows are contiguous, so together
+// its loads still cover whole cache lines.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_thread(Rows<T> m) {
+  for (size_t r = blockIdx.x * size_t(blockDim.x) + threadIdx.x; r < m.count; r += size_t(gridDim.x) * blockDim.x)
+    m.out[r] = strided_sum(m.row(r), m.len, 0, 1);
+}
+
+// ---- Segmented launchers ------------------------------------------------------------------
+// Every kernel strides over its rows, so the grid is what the GPU holds at once, or fewer
+// blocks when there are fewer rows.
+template <typename Kernel, typename... Args>
+void launch_rows(Kernel kernel, size_t rows_per_block, size_t rows, const harness::Launch& ctx, Args... args) {
+  static const unsigned resident = harness::resident_blocks(kernel, kThreads);
+  const unsigned blocks = unsigned(std::min<size_t>(resident, (rows + rows_per_block - 1) / rows_per_block));
+  if (blocks == 0) return;  // no rows: nothing to launch
+  kernel<<<blocks, kThreads, 0, ctx.stream>>>(args...);
+  CUDA_CHECK_LAUNCH();
+}
+
+// The tile for a row: the smallest of 4, 8, 16, 32 threads that has a thread per element.
+inline unsigned tile_for(size_t cols) { return cols <= 4 ? 4 : cols <= 8 ? 8 : cols <= 16 ? 16 : 32; }
+
+// Calls f(std::integral_constant<unsigned, N>) for N = tile_for(cols): the run-time choice of a
+// compile-time size.
+template <class F>
+void with_tile(size_t cols, F&& f) {
+  switch (tile_for(cols)) {
+    case 4: return f(std::integral_constant<unsigned, 4>{});
+    case 8: return f(std::integral_constant<unsigned, 8>{});
+    case 16: return f(std::integral_constant<unsigned, 16>{});
+    default: return f(std::integral_constant<unsigned, 32>{});
+  }
+}
+
+enum class RowKernel { BlockTree, BlockShfl, BlockV4, TileTree, TileShfl, TileCgReduce, Thread };
+
+template <RowKernel Kind, typename T>
+void segmented_sum(const T* in, size_t rows, size_t cols, T* out, const harness::Launch& ctx) {
+  const Rows<T> m = rows_of(in, rows, cols, out);
+  if constexpr (Kind == RowKernel::BlockTree) launch_rows(rows_block_tree<T>, 1, m.count, ctx, m);
+  if constexpr (Kind == RowKernel::BlockShfl) launch_rows(rows_block_shfl<T>, 1, m.count, ctx, m);
+  if constexpr (Kind == RowKernel::BlockV4) launch_rows(rows_block_v4<T>, 1, m.count, ctx, m);
+  if constexpr (Kind == RowKernel::Thread) launch_rows(rows_thread<T>, kThreads, m.count, ctx, m);
+  if constexpr (Kind == RowKernel::TileTree) {
+    const unsigned tile = tile_for(cols);
+    launch_rows(rows_tile_tree<T>, kThreads / tile, m.count, ctx, m, tile);
+  }
+  if constexpr (Kind == RowKernel::TileShfl || Kind == RowKernel::TileCgReduce) {
+    with_tile(cols, [&](auto n) {
+      constexpr unsigned N = decltype(n)::value;
+      constexpr TileSum sum = Kind == RowKernel::TileShfl ? TileSum::Shfl : TileSum::CgReduce;
+      launch_rows(rows_tile_static<N, sum, T>, kThreads / N, m.count, ctx, m);
+    });
+  }
+}
+
+// ---- 4. The filter: coalesced_threads() and a warp-aggregated atomic ---------------------
+// [docs:filter]
+// One atomicAdd per kept element, as written. nvcc (13.0, sm_90) aggregates it per warp by
+// itself: the SASS has a vote, a popc, one ATOMG per warp and a shuffle of the base (see
+// scripts/sass_redux.sh BINARY: 2 SHFL where the source has none), and on an H200 at 2^26 it
+// runs as fast as warp_aggregated below. Both stay far behind CUB at high pass rates: one
+// counter still takes an atomic per warp, serialised at that one address.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) filter_per_thread(const T* in, size_t n, harness::Keep<T> keep, T* out,
+                                                               unsigned long long* count) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const T x = in[i];
+    if (keep(x)) out[atomicAdd(count, 1ull)] = x;
+  }
+}
+
+// One atomicAdd per warp: the threads that kept an element are, inside the `if`, the
+// coalesced_group of active threads. Its first thread reserves kept.size() slots, the base
+// is broadcast with a shuffle, and each thread writes at base + its rank in the group.
+// Unlike a sum this needs no particular grouping: were the group ever split, each part would
+// reserve its own slots and the result would still be right.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) filter_warp_aggregated(const T* in, size_t n, harness::Keep<T> keep, T* out,
+                                                                    unsigned long long* count) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const T x = in[i];
+    if (keep(x)) {
+      const cg::coalesced_group kept = cg::coalesced_threads();
+      unsigned long long base = 0;
+      if (kept.thread_rank() == 0) base = atomicAdd(count, (unsigned long long)kept.size());
+      base = kept.shfl(base, 0);
+      out[base + kept.thread_rank()] = x;
+    }
+  }
+}
+// [/docs:filter]
+
+// One atomicAdd per block and tile of 256 elements: the counter then takes 256x fewer atomics
+// than above. Each warp counts its kept elements with a ballot, warp 0 turns the 8 counts
+// into offsets with cg::exclusive_scan on a tile, and thread 0 reserves the block's slots.
+// The loop runs the same number of times in every thread of a block (the bound is the
+// tile's start, not the element), so the __syncthreads() inside it are reached by all.
+// [docs:filter-block]
+template <typename T>
+__global__ void __launch_bounds__(kThreads) filter_block_aggregated(const T* in, size_t n, harness::Keep<T> keep,
+                                                                     T* out, unsigned long long* count) {
+  __shared__ unsigned warp_offset[kThreads / 32];
+  __shared__ unsigned long long block_base;
+  const auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+  const unsigned warp_id = threadIdx.x / 32;
+  for (size_t tile = blockIdx.x * size_t(kThreads); tile < n; tile += size_t(gridDim.x) * kThreads) {
+    const size_t i = tile + threadIdx.x;
+    const T x = i < n ? in[i] : T(0);
+    const bool kept = i < n && keep(x);
+    const unsigned ballot = warp.ballot(kept);
+    const unsigned rank_in_warp = __popc(ballot & ((1u << warp.thread_rank()) - 1));
+    if (warp.thread_rank() == 0) warp_offset[warp_id] = __popc(ballot);
+    __syncthreads();
+    if (warp_id == 0) {
+      const unsigned c = warp.thread_rank() < kThreads / 32 ? warp_offset[warp.thread_rank()] : 0;
+      const unsigned offset = cg::exclusive_scan(warp, c);
+      if (warp.thread_rank() < kThreads / 32) warp_offset[warp.thread_rank()] = offset;
+      if (warp.thread_rank() == kThreads / 32 - 1) block_base = atomicAdd(count, (unsigned long long)(offset + c));
+    }
+    __syncthreads();
+    if (kept) out[block_base + warp_offset[warp_id] + rank_in_warp] = x;
+    __syncthreads();  // warp_offset and block_base are rewritten by the next tile
+  }
+}
+// [/docs:filter-block]
+
+template <typename Kernel, typename T>
+void filter(Kernel kernel, const T* in, size_t n, harness::Keep<T> keep, T* out, unsigned long long* count,
+            const harness::Launch& ctx) {
+  static const unsigned resident = harness::resident_blocks(kernel, kThreads);
+  const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + kThreads - 1) / kThreads)));
+  CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof *count, ctx.stream));
+  kernel<<<blocks, kThreads, 0, ctx.stream>>>(in, n, keep, out, count);
+  CUDA_CHECK_LAUNCH();
+}
+
+int main(int argc, char** argv) {
+  using harness::Launch;
+  const char* step = "step06_cooperative_groups";
+  const auto segmented = [](auto kind) {
+    return [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
+      segmented_sum<decltype(kind)::value>(in, rows, cols, out, ctx);
+    };
+  };
+  using K = RowKernel;
+  return harness::run_problems(argc, argv, step, {
+      harness::segmented_problem(step, {
+          {"block_tree", "a block per row, generic reduce(thread_block) tree in shared memory",
+           segmented(std::integral_constant<K, K::BlockTree>{})},
+          {"block_shfl", "a block per row, warp shuffles, coalesced_group cg::reduce of the warp sums",
+           segmented(std::integral_constant<K, K::BlockShfl>{})},
+          {"block_v4", "a block per row, 16-byte loads (scalar head and tail per row)",
+           segmented(std::integral_constant<K, K::BlockV4>{})},
+          {"tile_tree", "a tiled_partition(block, 4..32) per row, the same generic reduce",
+           segmented(std::integral_constant<K, K::TileTree>{}), size_t(1) << 17},
+          {"tile_shfl", "a thread_block_tile<4..32> per row, unrolled shfl_down",
+           segmented(std::integral_constant<K, K::TileShfl>{}), size_t(1) << 17},
+          {"tile_cg_reduce", "a thread_block_tile<4..32> per row, cg::reduce",
+           segmented(std::integral_constant<K, K::TileCgReduce>{}), size_t(1) << 17},
+          {"thread_per_row", "a thread per row, plain loop",
+           segmented(std::integral_constant<K, K::Thread>{}), 64},
+      }),
+      harness::filter_problem(step, {
+          {"thread_atomic", "one atomicAdd per kept element",
+           [](auto in, size_t n, auto keep, auto out, unsigned long long* count, const Launch& ctx) {
+             filter(filter_per_thread<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, in, n, keep, out, count, ctx);
+           }},
+          {"warp_aggregated", "coalesced_threads(): one atomicAdd per warp, slots by thread_rank()",
+           [](auto in, size_t n, auto keep, auto out, unsigned long long* count, const Launch& ctx) {
+             filter(filter_warp_aggregated<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, in, n, keep, out, count, ctx);
+           }},
+          {"block_aggregated", "ballot + cg::exclusive_scan of the warp counts: one atomicAdd per block and tile",
+           [](auto in, size_t n, auto keep, auto out, unsigned long long* count, const Launch& ctx) {
+             filter(filter_block_aggregated<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, in, n, keep, out, count, ctx);
+           }},
+      }),
+  });
+}
