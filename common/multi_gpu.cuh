@@ -216,7 +216,7 @@ class MultiGpu {
     launch();
     join();
     sync_all();
-    std::vector<T> got(size_t(size()));
+    std::vector<T> got(static_cast<size_t>(size()));
     for (int k = 0; k < size(); ++k) {
       use(k);
       CUDA_CHECK(cudaMemcpy(&got[size_t(k)], gpus_[size_t(k)].out, sizeof(T), cudaMemcpyDeviceToHost));

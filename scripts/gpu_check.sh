@@ -8,7 +8,8 @@
 #   --no-sweep   everything but the sweep and the plots (keeps the committed CSVs as they are)
 #   STEPS="step06_cooperative_groups step07_cooperative_grid" bash scripts/gpu_check.sh
 #                verify and sweep only these steps (their CSVs are replaced, the others kept);
-#                CTest and the sanitizers still cover everything
+#                CTest and the sanitizers still cover everything, unless
+#                CTEST_ARGS="-R step08" (passed to ctest) or SANITIZE=no say otherwise
 set -uo pipefail
 sweep=yes
 [ "${1:-}" = --no-sweep ] && sweep=no
@@ -19,6 +20,10 @@ logs=$build/gpu_check
 mkdir -p "$logs" docs/logs plots/data
 status=0
 sweep_steps=${STEPS:-$(bash scripts/list_steps.sh)}
+gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$gpu_count" -lt 2 ]; then  # step 08 needs two GPUs; its tests say so (exit 77)
+  sweep_steps=$(tr ' ' '\n' <<<"$sweep_steps" | grep -v '^step08' | tr '\n' ' ')
+fi
 # What each step is verified and swept over. Array reductions: n = 2^10..2^30. Step 06's
 # problems have another shape: 2^26 elements as rows of 1..2^20 (and the blog's 2048 x 262144
 # floats), the filter at four pass rates.
@@ -27,18 +32,21 @@ all_sizes=$(seq -s, -f '2^%g' 10 30)
 large_n_args() {
   case $1 in
     step06_*) echo "--problem segmented --n 2^31+5 --cols 4096,2^20" ;;
+    step08_*) echo "--n 2^32+5" ;;
     *) echo "--n 2^31+5" ;;
   esac
 }
 verify_args() {
   case $1 in
     step06_*) echo "--n 2^26 --cols $step06_cols --pass-rate 0,1,50,100" ;;
+    step08_*) echo "--n 1,2,3,31,1023,4099,2^20+1,2^24+7,2^30+3" ;;
     *) echo "--n $all_sizes,2^30+3" ;;
   esac
 }
 sweep_args() {
   case $1 in
     step06_*) echo "--n 2^26 --cols $step06_cols --pass-rate 0,1,50,100" ;;
+    step08_*) echo "--n $(seq -s, -f '2^%g' 16 2 32)" ;;  # strong and weak scaling: see the 1-GPU run below
     *) echo "--n $all_sizes" ;;
   esac
 }
@@ -53,13 +61,15 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
 
 step "ctest (all tests, gpu included)"
-ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$logs/ctest.log" | grep -E "tests passed|Test +#|Failed|\*\*\*" || true
+# shellcheck disable=SC2086
+ctest --test-dir "$build" --output-on-failure ${CTEST_ARGS:-} 2>&1 | tee "$logs/ctest.log" | grep -E "tests passed|Test +#|Failed|\*\*\*" || true
 grep -q "100% tests passed" "$logs/ctest.log" || status=1
 slug=$("$PLOT_PYTHON" -c "import sys; sys.path.insert(0, 'plots'); import results; print(results.slug('''$device'''))")
 cp "$build/mutation_test.log" "docs/logs/mutation_test_$slug.log" 2>/dev/null
 grep -E "^mutation test:" "$build/mutation_test.log" 2>/dev/null
 
 for mode in racecheck clean; do
+  [ "${SANITIZE:-yes}" = yes ] || break
   step "sanitizers: $mode"
   LOG_DIR="$logs/sanitizer" bash scripts/sanitize.sh $mode "$build" | tee "$logs/sanitize_$mode.txt" || status=1
 done
@@ -141,6 +151,14 @@ if [ $sweep = yes ]; then
     # step01 exits 0 although 'plain' is wrong: that variant is wrong on purpose.
     [ $rc = 0 ] || { echo "$s exited $rc"; tail -n 5 "$logs/sweep_$s.txt"; status=1; }
     grep -E "^int +1073741824" "$logs/sweep_$s.txt" || true
+    if [ "${s:0:6}" = step08 ]; then  # the same sizes on one GPU: the scaling baseline
+      # shellcheck disable=SC2046
+      "$build/$s" $(sweep_args "$s") --gpus 1 --dtype all --csv "$csv" ${SWEEP_ARGS:---reps 50} \
+        >"$logs/sweep_${s}_1gpu.txt" 2>&1 || { echo "$s (1 GPU) failed"; status=1; }
+      NCCL_NVLS_ENABLE=0 bash scripts/nccl_launch.sh "$gpu_count" "$build/$s" --n 2^20,2^24,2^28,2^30,2^31 --dtype all \
+        --csv "$csv" ${SWEEP_ARGS:---reps 50} >"$logs/sweep_${s}_nccl_processes.txt" 2>&1 ||
+        { echo "$s (one process per GPU) failed"; status=1; }
+    fi
     if [ "${s:0:6}" = step06 ]; then  # the blog's shape: 2048 rows of 262144 floats
       "$build/$s" --problem segmented --dtype float --n 2^29 --cols 262144 --csv "$csv" ${SWEEP_ARGS:---reps 50} \
         >"$logs/sweep_${s}_blog_shape.txt" 2>&1 || { echo "$s (blog shape) failed"; status=1; }

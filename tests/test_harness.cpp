@@ -199,10 +199,40 @@ static void test_step06_flags() {
     EXPECT(starts_with(usage_error({"--pass-rate", bad}), "--pass-rate: "));
 }
 
+// Step 08's flags: --gpus K or a list, the one-process-per-GPU trio, --barrier-reps.
+static void test_step08_flags() {
+  const char* none[] = {"prog"};
+  Options d = parse_args(1, none);
+  EXPECT(d.gpus == 0 && d.gpu_list.empty() && d.rank == -1 && d.nranks == 0 && d.id_file.empty());
+  EXPECT(d.barrier_reps == 1000);
+  const char* count[] = {"prog", "--gpus", "3", "--barrier-reps=17"};
+  Options c = parse_args(4, count);
+  EXPECT(c.gpus == 3 && c.gpu_list.empty() && c.barrier_reps == 17);
+  const char* list[] = {"prog", "--gpus=2,0,5"};
+  Options l = parse_args(2, list);
+  EXPECT(l.gpus == 3 && l.gpu_list.size() == 3 && l.gpu_list[0] == 2 && l.gpu_list[1] == 0 && l.gpu_list[2] == 5);
+  const char* ranks[] = {"prog", "--rank", "1", "--nranks", "2", "--id-file", "/tmp/id"};
+  Options r = parse_args(7, ranks);
+  EXPECT(r.rank == 1 && r.nranks == 2 && r.id_file == "/tmp/id");
+  EXPECT(starts_with(usage_error({"--gpus", "0"}), "--gpus: expected a whole number"));
+  EXPECT(starts_with(usage_error({"--gpus", "two"}), "--gpus: "));
+  EXPECT(starts_with(usage_error({"--gpus", "0,0"}), "--gpus: GPU 0 is named twice"));
+  EXPECT(starts_with(usage_error({"--gpus", "0,,1"}), "--gpus: "));
+  EXPECT(starts_with(usage_error({"--gpus"}), "--gpus: missing value"));
+  EXPECT(starts_with(usage_error({"--barrier-reps", "0"}), "--barrier-reps: "));
+  EXPECT(starts_with(usage_error({"--rank", "0"}), "--nranks: missing"));
+  EXPECT(starts_with(usage_error({"--rank", "0", "--nranks", "2"}), "--id-file: missing"));
+  EXPECT(starts_with(usage_error({"--nranks", "2", "--id-file", "x"}), "--rank: missing"));
+  EXPECT(starts_with(usage_error({"--rank", "2", "--nranks", "2", "--id-file", "x"}), "--rank: 2 is not below --nranks 2"));
+  EXPECT(starts_with(usage_error({"--rank", "0", "--nranks", "2", "--id-file", ""}), "--id-file: empty"));
+  EXPECT(starts_with(usage_error({"--rank", "0", "--nranks", "2", "--id-file", "x", "--gpus", "2"}), "--gpus: not with --rank"));
+}
+
 int main() {
   test_sizes();
   test_args();
   test_step06_flags();
+  test_step08_flags();
   test_inputs_and_references();
   test_verification();
   test_csv();
