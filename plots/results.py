@@ -219,6 +219,37 @@ def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False):
     return "\n".join(lines)
 
 
+def shapes_table(rows, device, dtype, step, shapes, cub_label):
+    """Markdown table for a step whose problem has another shape than array -> one sum
+    (step 06's rows of `cols` elements, its filter's pass rates): one column per shape,
+    every verified variant of the step as 'GB/s (x CUB)' with the rows' own same-run
+    ratios, then CUB and the floor as measured in that step's runs. '-': not run there."""
+    gbps, x_cub = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if (r["device"] == device and r["dtype"] == dtype and r["shape"] in shapes and r["verified"]
+                and r["step"] in (step, CUB[0], FLOOR[0])):
+            gbps[(r["step"], r["variant"])][r["shape"]].append(r["gbps"])
+            x_cub[(r["step"], r["variant"])][r["shape"]].append(r["x_cub"])
+
+    def cells(key, with_ratio=True):
+        out = []
+        for sh in shapes:
+            if sh not in gbps[key]:
+                out.append("-")
+                continue
+            text = f"{statistics.median(gbps[key][sh]):.0f} GB/s"
+            out.append(text + (f" ({statistics.median(x_cub[key][sh]):.2f}x)" if with_ratio else ""))
+        return out
+
+    lines = ["| step | variant | " + " | ".join(shapes) + " |", "|---|---|" + "---:|" * len(shapes)]
+    for key in sorted(k for k in gbps if k[0] == step):
+        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(cells(key)) + " |")
+    lines.append(f"| CUB | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
+    if FLOOR in gbps:
+        lines.append("| floor | plain read | " + " | ".join(cells(FLOOR)) + " |")
+    return "\n".join(lines)
+
+
 def latency_table(rows, device, dtype, sizes, steps=None, all_variants=False):
     """Markdown table of median microseconds, one column per size: the variant of each
     step that the figures draw (all variants with all_variants), then CUB and the floor.

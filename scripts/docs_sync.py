@@ -84,6 +84,15 @@ def table(spec, rows):
     elif kind == "latency":
         sizes = [size(s) for s in args["sizes"].split(",")]
         body = results.latency_table(rows, device, dtype, sizes, steps, args.get("variants") == "all")
+    elif kind == "shapes":  # <!-- table: shapes device=... dtype=int step=step06_x problem=segmented shapes=cols=1,cols=16 n=2^26 cub="..." -->
+        shapes = args["shapes"].split(",")
+        body = results.shapes_table(rows, device, dtype, args["step"], shapes, args["cub"])
+        flags = {"cols": "--cols", "pass": "--pass-rate"}
+        key = shapes[0].split("=", 1)[0]
+        values = ",".join(v.split("=", 1)[1].rstrip("%") for v in shapes)
+        return (body + "\n\nReproduce (in the build directory): " +
+                f"./{args['step'][:6]} --problem {args['problem']} --n {args['n']} {flags[key]} {values} "
+                f"--dtype {dtype} --reps {SWEEP_REPS}\n")
     else:
         raise ValueError(f"unknown table kind '{kind}'")
     return body + "\n\n" + reproduce_line(listed_steps(body), sizes, dtype) + "\n"

@@ -103,6 +103,10 @@ for s in $sweep_steps; do
   [ $rc = 0 ] || status=1
 done
 
+step "step 06: which cg::reduce calls became one REDUX instruction (cuobjdump -sass)"
+bash scripts/sass_redux.sh "$build/step06_cooperative_groups" >"docs/logs/sass_redux.txt" 2>&1 || status=1
+cat docs/logs/sass_redux.txt
+
 step "step 07: grid.sync() cost, and the pitfalls with their real output (docs/logs/)"
 mkdir -p "plots/data/$slug"  # its own schema: not named step*.csv, so the reduction tools skip it
 rm -f "plots/data/$slug/grid_sync_cost.csv"

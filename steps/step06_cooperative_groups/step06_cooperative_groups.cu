@@ -216,6 +216,23 @@ __global__ void __launch_bounds__(kThreads) rows_thread(Rows<T> m) {
     m.out[r] = strided_sum(m.row(r), m.len, 0, 1);
 }
 
+// A few long rows (fewer than the GPU holds blocks): a block per row would leave SMs idle, so
+// each row is cut into `chunks` pieces, one block each, and the pieces' sums are added into
+// out[r] with an atomicAdd (out zeroed first). Float sums then depend on the order of the
+// atomics, as in step 03; for ints they are exact.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_split(Rows<T> m, size_t chunks) {
+  const cg::thread_block block = cg::this_thread_block();
+  const size_t chunk_len = (m.len + chunks - 1) / chunks;
+  for (size_t piece = blockIdx.x; piece < m.count * chunks; piece += gridDim.x) {
+    const size_t r = piece / chunks, begin = piece % chunks * chunk_len;
+    const size_t len = begin >= m.len ? 0 : (m.len - begin < chunk_len ? m.len - begin : chunk_len);
+    T sum = strided_sum(m.row(r) + begin, len, block.thread_rank(), block.size());
+    sum = block_sum(block, sum);
+    if (block.thread_rank() == 0) atomicAdd(&m.out[r], sum);
+  }
+}
+
 // ---- Segmented launchers ------------------------------------------------------------------
 // Every kernel strides over its rows, so the grid is what the GPU holds at once, or fewer
 // blocks when there are fewer rows.
@@ -243,7 +260,16 @@ void with_tile(size_t cols, F&& f) {
   }
 }
 
-enum class RowKernel { BlockTree, BlockShfl, BlockV4, TileTree, TileShfl, TileCgReduce, Thread };
+enum class RowKernel { BlockTree, BlockShfl, BlockV4, TileTree, TileShfl, TileCgReduce, Thread, Split, Auto };
+
+// Rows split into enough pieces that every SM gets a few blocks.
+template <typename T>
+void split_rows(const Rows<T>& m, const harness::Launch& ctx) {
+  static const unsigned resident = harness::resident_blocks(rows_split<T>, kThreads);
+  const size_t chunks = std::max<size_t>(1, (resident + m.count - 1) / std::max<size_t>(1, m.count));
+  CUDA_CHECK(cudaMemsetAsync(m.out, 0, m.count * sizeof(T), ctx.stream));  // the atomics add into it: timed
+  launch_rows(rows_split<T>, 1, m.count * chunks, ctx, m, chunks);
+}
 
 template <RowKernel Kind, typename T>
 void segmented_sum(const T* in, size_t rows, size_t cols, T* out, const harness::Launch& ctx) {
@@ -252,6 +278,17 @@ void segmented_sum(const T* in, size_t rows, size_t cols, T* out, const harness:
   if constexpr (Kind == RowKernel::BlockShfl) launch_rows(rows_block_shfl<T>, 1, m.count, ctx, m);
   if constexpr (Kind == RowKernel::BlockV4) launch_rows(rows_block_v4<T>, 1, m.count, ctx, m);
   if constexpr (Kind == RowKernel::Thread) launch_rows(rows_thread<T>, kThreads, m.count, ctx, m);
+  if constexpr (Kind == RowKernel::Split) split_rows(m, ctx);
+  // What a library would pick from the row length, by the measurements of the chapter: a
+  // thread per row up to 16 elements, a 32-thread tile with cg::reduce up to 2048, then a
+  // block per row with 16-byte loads, or split rows when there are too few rows for the GPU.
+  if constexpr (Kind == RowKernel::Auto) {
+    if (cols <= 16) return segmented_sum<RowKernel::Thread>(in, rows, cols, out, ctx);
+    if (cols <= 2048) return segmented_sum<RowKernel::TileCgReduce>(in, rows, cols, out, ctx);
+    static const unsigned resident = harness::resident_blocks(rows_block_v4<T>, kThreads);
+    if (rows < resident) return segmented_sum<RowKernel::Split>(in, rows, cols, out, ctx);
+    return segmented_sum<RowKernel::BlockV4>(in, rows, cols, out, ctx);
+  }
   if constexpr (Kind == RowKernel::TileTree) {
     const unsigned tile = tile_for(cols);
     launch_rows(rows_tile_tree<T>, kThreads / tile, m.count, ctx, m, tile);
@@ -371,6 +408,10 @@ int main(int argc, char** argv) {
            segmented(std::integral_constant<K, K::TileCgReduce>{}), size_t(1) << 17},
           {"thread_per_row", "a thread per row, plain loop",
            segmented(std::integral_constant<K, K::Thread>{}), 64},
+          {"split_rows", "rows cut into pieces, a block each, atomicAdd per piece (for a few long rows)",
+           segmented(std::integral_constant<K, K::Split>{})},
+          {"auto", "thread, tile or block per row (or split rows), chosen from the row length",
+           segmented(std::integral_constant<K, K::Auto>{})},
       }),
       harness::filter_problem(step, {
           {"thread_atomic", "one atomicAdd per kept element",
