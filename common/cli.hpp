@@ -175,8 +175,8 @@ inline Options parse_args(int argc, const char* const* argv) {
       o.repeat_results = parse_int(take(), "--repeat-results", 2, 1000);
     } else if (flag == "--problem") {
       o.problem = take();
-      if (o.problem != "segmented" && o.problem != "filter" && o.problem != "all")
-        throw UsageError("--problem: expected segmented, filter or all (got '" + o.problem + "')");
+      if (o.problem != "segmented" && o.problem != "filter" && o.problem != "normalize" && o.problem != "all")
+        throw UsageError("--problem: expected segmented, filter, normalize or all (got '" + o.problem + "')");
     } else if (flag == "--cols") {
       o.cols.clear();
       for (const auto& s : split_commas(take())) {
@@ -246,7 +246,7 @@ inline const char* usage_text() {
          "  --seed S              seed of the random input (default 12345)\n"
          "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
          "  --repeat-results K    run each variant K times on the same input and print every result\n"
-         "  --problem P           step 06: segmented, filter or all (default all)\n"
+         "  --problem P           steps 06-07: segmented, filter, normalize or all (default all)\n"
          "  --cols C[,C...]       step 06 segmented: row lengths; rows = max(1, n / C), so n becomes rows x C\n"
          "                        (default 1,4,16,32,256,4096,2^16)\n"
          "  --pass-rate P[,P...]  step 06 filter: percent of the elements kept (default 0,1,50,100)\n"

@@ -103,6 +103,20 @@ for s in $sweep_steps; do
   [ $rc = 0 ] || status=1
 done
 
+if [ $sweep = yes ] && grep -qw step07_cooperative_grid <<<"$sweep_steps"; then
+  step "step 07's normalization: two-pass, one cooperative launch, stateful; 2^16..2^28 and the on-chip limit"
+  mkdir -p "plots/data/$slug"
+  rm -f "plots/data/$slug/step07_normalize.csv"
+  # shellcheck disable=SC2086
+  "$build/step07_normalize" --n "$(seq -s, -f '2^%g' 16 28)" --dtype all --csv "plots/data/$slug/step07_normalize.csv" \
+    ${SWEEP_ARGS:---reps 50} >"$logs/sweep_step07_normalize.txt" 2>&1 || status=1
+  grep -E "^(int|float) +1048576 |on-chip limit" "$logs/sweep_step07_normalize.txt"
+fi
+
+step "workshop: every exercise's checker fails the handout and passes the solution"
+bash tests/test_workshop.sh gpu all "$build" >"docs/logs/workshop_check_$slug.log" 2>&1 || status=1
+tail -n 12 "docs/logs/workshop_check_$slug.log"
+
 step "step 06: which cg::reduce calls became one REDUX instruction (cuobjdump -sass)"
 bash scripts/sass_redux.sh "$build/step06_cooperative_groups" >"docs/logs/sass_redux.txt" 2>&1 || status=1
 cat docs/logs/sass_redux.txt

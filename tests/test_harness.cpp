@@ -190,7 +190,7 @@ static void test_step06_flags() {
   EXPECT(o.problem == "segmented");
   EXPECT(o.cols.size() == 3 && o.cols[0] == 1 && o.cols[1] == 65537 && o.cols[2] == 4096);
   EXPECT(o.pass_rates.size() == 3 && o.pass_rates[1] == 0.5 && o.pass_rates[2] == 100);
-  EXPECT(starts_with(usage_error({"--problem", "sum"}), "--problem: expected segmented, filter or all"));
+  EXPECT(starts_with(usage_error({"--problem", "sum"}), "--problem: expected segmented, filter, normalize or all"));
   EXPECT(starts_with(usage_error({"--cols", "0"}), "--cols: must be at least 1"));
   EXPECT(starts_with(usage_error({"--cols", "1,,2"}), "--cols: "));
   EXPECT(starts_with(usage_error({"--cols", "2^41"}), "--cols: too large"));

@@ -1,0 +1,353 @@
+// The normalization case study (step 07's second program): scale an array to [-1, 1] by its
+// largest magnitude, out[i] = x[i] / max_j |x_j|, into a float array, for both dtypes.
+// Everything a normalize program needs besides its kernels: the operator (max|x| key and the
+// division, the same code on host and GPU), the input with guard values, a poisoned output
+// with a guard slot on each side, exact per-element verification, CUB's baseline, the copy
+// floor, and the runner behind run_problems (shape column "normalize").
+//
+// Bytes counted for GB/s: n x 4 read + n x 4 written, whatever a variant really moves (a
+// two-pass design reads the input twice; the second read may come from L2 at small n).
+#pragma once
+
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cstring>
+#include <cub/device/device_reduce.cuh>
+
+#include "problem.cuh"
+
+namespace harness {
+
+// ---- the operator -------------------------------------------------------------------------
+// max|x| is taken over 32-bit unsigned keys that are ordered like |x|:
+//  - int: the harness's full-range unsigned data read as int32; the key is |x| computed in
+//    unsigned (0u - x), so |INT_MIN| = 2^31 fits and nothing overflows;
+//  - float: the bit pattern with the sign bit cleared. Non-negative IEEE floats read as
+//    unsigned are ordered like their values (+inf above every finite value; NaN above +inf,
+//    but the input has none), so integer max (atomicMax, redux.sync.max.u32) does the job.
+HARNESS_HD inline uint32_t float_bits(float x) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(x);
+#else
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  return b;
+#endif
+}
+HARNESS_HD inline float bits_float(uint32_t b) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(b);
+#else
+  float x;
+  std::memcpy(&x, &b, 4);
+  return x;
+#endif
+}
+HARNESS_HD inline unsigned abs_key(unsigned x) { return int32_t(x) < 0 ? 0u - x : x; }
+HARNESS_HD inline unsigned abs_key(float x) { return float_bits(x) & 0x7FFFFFFFu; }
+
+template <typename T>
+struct AbsKey {  // the functor form, for CUB's transform iterator
+  HARNESS_HD unsigned operator()(T x) const { return abs_key(x); }
+};
+
+// out = x / m, m = max|x| given as its key; all zeros (m = 0) gives 0. Bit for bit the same on
+// host and GPU, which is what lets every output element be verified exactly:
+//  - int: float(int32 x) / float(m). Both conversions round to nearest even on both sides
+//    (cvt.rn on the GPU; the C++ conversions under the default rounding mode on the host).
+//  - float: x / m.
+//  The division: nvcc's default -prec-div=true makes `/` the IEEE correctly rounded division
+//  (div.rn.f32, denormals kept: -ftz=false), and the host's float division is IEEE too (SSE on
+//  x86-64, FLT_EVAL_METHOD 0: no wider intermediate). One correctly rounded operation on the
+//  same operands gives the same float. --use_fast_math would break this (approximate division,
+//  flush to zero): the check would then fail, as it should, since the expression changed.
+//  Why not x * (1 / m), one reciprocal per thread: two roundings, a different result.
+HARNESS_HD inline float normalized(unsigned x, unsigned m) { return m == 0 ? 0.0f : float(int32_t(x)) / float(m); }
+HARNESS_HD inline float normalized(float x, unsigned m) { return m == 0 ? 0.0f : x / bits_float(m); }
+
+// Guard values around the input, chosen for this problem: a read outside [0, n) must raise m.
+// The harness's int guard (0x12345679, about 3e8) is made to break sums and is smaller than a
+// typical max|x| (near 2^31), so here ints get INT_MIN: |INT_MIN| = 2^31, the largest of all.
+// Float keeps 1e30. At large n the true max is so close to 2^31 that float(m) rounds to 2^31
+// anyway (some |x| within 64 of 2^31 is likely from about n = 2^25 on): over-reads are then
+// invisible in int, which is why the small odd sizes of the tests matter.
+template <typename T> HARNESS_HD constexpr T normalize_guard();
+template <> HARNESS_HD constexpr unsigned normalize_guard<unsigned>() { return 0x80000000u; }
+template <> HARNESS_HD constexpr float normalize_guard<float>() { return guard_value<float>(); }
+
+template <typename T>
+__global__ void normalize_guards_kernel(T* base, size_t lead, size_t n, size_t total) {
+  for (size_t i = threadIdx.x; i < lead; i += blockDim.x) base[i] = normalize_guard<T>();
+  for (size_t i = lead + n + threadIdx.x; i < total; i += blockDim.x) base[i] = normalize_guard<T>();
+}
+
+// ---- host reference and verification -----------------------------------------------------
+template <class Work>
+void on_host_cores(size_t count, Work&& work) {  // work(begin, end, w) over `count` items in pieces
+  unsigned workers = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
+  if (count < (size_t(1) << 16)) workers = 1;
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] { work(count / workers * w, (w + 1 == workers) ? count : count / workers * (w + 1), w); });
+  for (auto& t : pool) t.join();
+}
+
+// The key of max|x| over input_value<T>(seed, 0..n-1).
+template <typename T>
+unsigned reference_max_key(uint64_t seed, size_t n) {
+  std::vector<unsigned> part(64, 0);
+  on_host_cores(n, [&](size_t begin, size_t end, unsigned w) {
+    unsigned m = 0;
+    for (size_t i = begin; i < end; ++i) m = std::max(m, abs_key(input_value<T>(seed, i)));
+    part[w] = m;
+  });
+  return *std::max_element(part.begin(), part.end());
+}
+
+inline std::string key_text(unsigned key, bool is_float) {
+  char buf[48];
+  if (is_float) std::snprintf(buf, sizeof buf, "%.9g", double(bits_float(key)));
+  else std::snprintf(buf, sizeof buf, "%u", key);
+  return buf;
+}
+
+// got: n + 2 words read back from out - 1: the slot before the output, out[0..n), the slot
+// after. Every element must equal normalized(x_i, m) bit for bit; both slots must still hold
+// the poison (all bits set, a NaN: no right output is ever NaN).
+template <typename T>
+Verdict verify_normalized(const std::vector<uint32_t>& got, uint64_t seed, size_t n, unsigned key) {
+  constexpr bool is_float = std::is_same_v<T, float>;
+  struct Tally {
+    size_t wrong = 0, first = 0;
+  };
+  std::vector<Tally> tally(64);
+  on_host_cores(n, [&](size_t begin, size_t end, unsigned w) {
+    Tally t;
+    for (size_t i = begin; i < end; ++i)
+      if (float_bits(normalized(input_value<T>(seed, i), key)) != got[i + 1] && t.wrong++ == 0) t.first = i;
+    tally[w] = t;
+  });
+  size_t wrong = 0, first = n;
+  for (const auto& t : tally) {
+    wrong += t.wrong;
+    if (t.wrong) first = std::min(first, t.first);
+  }
+  Verdict v;
+  char buf[240];
+  const std::string m = key_text(key, is_float);
+  if (wrong) {
+    const float want = normalized(input_value<T>(seed, first), key), have = bits_float(got[first + 1]);
+    std::snprintf(buf, sizeof buf, "%zu of %zu elements wrong; out[%zu]: expected %.9g (0x%08x) got %.9g (0x%08x); max|x| = %s",
+                  wrong, n, first, double(want), float_bits(want), double(have), got[first + 1], m.c_str());
+  } else if (got[0] != 0xFFFFFFFFu) {
+    std::snprintf(buf, sizeof buf, "every element right, but the slot before the output was written");
+  } else if (got[n + 1] != 0xFFFFFFFFu) {
+    std::snprintf(buf, sizeof buf, "every element right, but the slot after the output was written");
+  } else {
+    v.ok = true;
+    std::snprintf(buf, sizeof buf, "exact, all %zu elements; max|x| = %s", n, m.c_str());
+  }
+  v.detail = buf;
+  return v;
+}
+
+// ---- kernels of the harness: CUB's second pass and the floor ------------------------------
+// One elementwise kernel: kCopy copies the input's bits to the output (the floor: n read and
+// n written, the least any normalization moves); otherwise out[i] = normalized(in[i], *key).
+// 16-byte loads and stores where input and output are aligned alike (scalar ends), four
+// vectors in flight per thread; scalar everywhere otherwise.
+constexpr int kMapThreads = 1024;
+
+template <typename T> struct MapVec;
+template <> struct MapVec<unsigned> { using type = uint4; };
+template <> struct MapVec<float> { using type = float4; };
+
+template <typename T, bool kCopy>
+__device__ float map_one(T x, unsigned key) {
+  if constexpr (kCopy) {
+    if constexpr (std::is_same_v<T, float>) return x;
+    else return bits_float(x);
+  } else {
+    return normalized(x, key);
+  }
+}
+
+template <typename T, bool kCopy>
+__global__ void __launch_bounds__(kMapThreads) normalize_map_kernel(const T* __restrict__ in, size_t n, const unsigned* key_ptr,
+                                                                  float* __restrict__ out) {
+  using V = typename MapVec<T>::type;
+  const unsigned key = kCopy ? 0u : *key_ptr;  // written by the previous kernel: a plain load
+  const uintptr_t a = reinterpret_cast<uintptr_t>(in) % 16;
+  const bool alike = a == reinterpret_cast<uintptr_t>(out) % 16;
+  size_t head = alike ? (16 - a) % 16 / 4 : n;  // all scalar when not aligned alike
+  head = head < n ? head : n;
+  const size_t vectors = (n - head) / 4, tail_begin = head + vectors * 4;
+  const V* body = reinterpret_cast<const V*>(in + head);
+  float4* out_body = reinterpret_cast<float4*>(out + head);
+  const size_t thread = blockIdx.x * size_t(blockDim.x) + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+  auto map4 = [key](V v) {
+    return make_float4(map_one<T, kCopy>(v.x, key), map_one<T, kCopy>(v.y, key), map_one<T, kCopy>(v.z, key),
+                       map_one<T, kCopy>(v.w, key));
+  };
+  size_t i = thread;
+  for (; i + 3 * stride < vectors; i += 4 * stride) {
+    V v[4];
+#pragma unroll
+    for (int b = 0; b < 4; ++b) v[b] = body[i + b * stride];
+#pragma unroll
+    for (int b = 0; b < 4; ++b) out_body[i + b * stride] = map4(v[b]);
+  }
+  for (; i < vectors; i += stride) out_body[i] = map4(body[i]);
+  for (size_t j = thread; j < head; j += stride) out[j] = map_one<T, kCopy>(in[j], key);
+  for (size_t j = tail_begin + thread; j < n; j += stride) out[j] = map_one<T, kCopy>(in[j], key);
+}
+
+template <typename T, bool kCopy>
+void launch_normalize_map(const T* in, size_t n, const unsigned* key, float* out, cudaStream_t s) {
+  static const unsigned resident = resident_blocks(normalize_map_kernel<T, kCopy>, kMapThreads);
+  const size_t per_block = size_t(kMapThreads) * 16;  // elements a block moves per iteration
+  const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
+  normalize_map_kernel<T, kCopy><<<blocks, kMapThreads, 0, s>>>(in, n, key, out);
+  CUDA_CHECK_LAUNCH();
+}
+
+// CUB's baseline: DeviceReduce::Max over the keys (a thrust::transform_iterator applies
+// abs_key as CUB loads), then the elementwise kernel above. Temporary storage and the key
+// word are allocated here, outside timing; 64-bit size above INT32_MAX elements.
+template <typename T>
+class CubMaxAbsNormalize {
+ public:
+  ~CubMaxAbsNormalize() {
+    cudaFree(temp_);
+    cudaFree(key_);
+  }
+  std::function<void()> prepare(const T* in, size_t n, float* out, cudaStream_t s) {
+    if (!key_) CUDA_CHECK(cudaMalloc(&key_, sizeof(unsigned)));
+    size_t need = 0;
+    call(nullptr, need, in, n, key_, s);
+    if (need > bytes_) {
+      CUDA_CHECK(cudaFree(temp_));
+      CUDA_CHECK(cudaMalloc(&temp_, need));
+      bytes_ = need;
+    }
+    return [=, temp = temp_, key = key_] {
+      size_t b = need;
+      call(temp, b, in, n, key, s);
+      launch_normalize_map<T, false>(in, n, key, out, s);
+    };
+  }
+
+ private:
+  static void call(void* temp, size_t& bytes, const T* in, size_t n, unsigned* key, cudaStream_t s) {
+    auto keys = thrust::make_transform_iterator(in, AbsKey<T>{});
+    if (n <= size_t(INT32_MAX)) CUDA_CHECK(cub::DeviceReduce::Max(temp, bytes, keys, key, int(n), s));
+    else CUDA_CHECK(cub::DeviceReduce::Max(temp, bytes, keys, key, int64_t(n), s));
+  }
+  void* temp_ = nullptr;
+  unsigned* key_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// ---- variants and the runner --------------------------------------------------------------
+// in: n elements; out: n floats. ctx.scratch: at least 1 MiB, for the variant's own use
+// (per-block slots, a key word); nothing in it survives from one launch to the next.
+template <typename T>
+using NormalizeLauncher = std::function<void(const T* in, size_t n, float* out, const Launch& ctx)>;
+
+struct NormalizeVariant {
+  std::string name, about;
+  NormalizeLauncher<unsigned> run_int;
+  NormalizeLauncher<float> run_float;
+  template <class F>
+  NormalizeVariant(std::string name_, std::string about_, F f) : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f) {}
+  template <typename T>
+  const NormalizeLauncher<T>& launcher() const {
+    if constexpr (std::is_same_v<T, unsigned>) return run_int;
+    else return run_float;
+  }
+};
+
+template <typename T>
+bool run_normalize_dtype(const char* dtype, const Options& opt, Bench& bench, const char* step,
+                         const std::vector<const NormalizeVariant*>& variants, void* d_in_raw, float* d_out_base,
+                         const Launch& ctx) {
+  bool all_ok = true;
+  CubMaxAbsNormalize<T> cub;
+  const cudaStream_t s = bench.stream();
+  std::vector<uint32_t> got;
+  for (size_t n : opt.sizes) {
+    const unsigned key = reference_max_key<T>(opt.seed, n);  // the same for every offset
+    for (size_t offset : opt.offsets) {
+      // Input and output both start `offset` elements past a 256-byte boundary, 256 bytes
+      // after the start of their buffers: aligned alike, so the 16-byte paths are the ones tested.
+      const size_t lead = 64 + offset, total = lead + n + 64;
+      T* base = static_cast<T*>(d_in_raw);
+      fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, n, total, opt.seed);
+      CUDA_CHECK_LAUNCH();
+      normalize_guards_kernel<T><<<1, 256, 0, s>>>(base, lead, n, total);
+      CUDA_CHECK_LAUNCH();
+      const T* in = base + lead;
+      float* out = d_out_base + lead;
+      // One run on a poisoned output (out[-1] .. out[n], all bits set), then every element.
+      auto verified = [&](const std::function<void()>& launch) {
+        CUDA_CHECK(cudaMemsetAsync(out - 1, 0xFF, (n + 2) * sizeof(float), s));
+        launch();
+        got.resize(n + 2);
+        CUDA_CHECK(cudaMemcpyAsync(got.data(), out - 1, (n + 2) * sizeof(float), cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        return verify_normalized<T>(got, opt.seed, n, key);
+      };
+      std::vector<Contender> contenders;
+      auto cub_run = cub.prepare(in, n, out, s);
+      const Verdict cv = verified(cub_run);
+      all_ok &= cv.ok;
+      contenders.push_back({"cub", "cub", cub_run, check_text(cv), cv.ok});
+      // The floor copies: this problem reads n and writes n (a read-only floor would be ~2x faster).
+      if (!opt.check_only)
+        contenders.push_back({"floor", "copy", [=] { launch_normalize_map<T, true>(in, n, nullptr, out, s); },
+                              "(copies only)", true});
+      for (const NormalizeVariant* var : variants) {
+        auto launch = [var, in, n, out, ctx] { var->launcher<T>()(in, n, out, ctx); };
+        const Verdict v = verified(launch);
+        all_ok &= v.ok;
+        contenders.push_back({step, var->name, launch, check_text(v), v.ok});
+      }
+      finish(opt, bench, contenders, dtype, n, offset, 2 * n * sizeof(float), "normalize");
+    }
+  }
+  return all_ok;
+}
+
+// The problem for run_problems: allocates for the largest n (input and output with guards, a
+// 1 MiB scratch for the variants), runs every dtype.
+inline Problem normalize_problem(const char* step, std::vector<NormalizeVariant> variants) {
+  Problem p;
+  p.name = "normalize";
+  p.about = "scale an array to [-1, 1] by its max |x| (float output), every element verified exactly";
+  for (const auto& v : variants) p.variants.push_back({v.name, v.about});
+  p.run = [step, variants](const Options& opt, const DeviceInfo&, Bench& bench, const std::vector<std::string>& chosen) {
+    std::vector<const NormalizeVariant*> run;
+    for (const auto& v : variants)
+      if (std::find(chosen.begin(), chosen.end(), v.name) != chosen.end()) run.push_back(&v);
+    const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
+    const size_t bytes = (max_n + 64 + 16 + 64) * 4, scratch_bytes = size_t(1) << 20;
+    require_memory(2 * bytes + scratch_bytes + (size_t(64) << 20), std::to_string(max_n) + " elements in and out");
+    void *d_in = nullptr, *d_out = nullptr, *d_scratch = nullptr;
+    CUDA_CHECK(cudaMalloc(&d_in, bytes));
+    CUDA_CHECK(cudaMalloc(&d_out, bytes));
+    CUDA_CHECK(cudaMalloc(&d_scratch, scratch_bytes));
+    const Launch ctx{bench.stream(), d_scratch, scratch_bytes};
+    bool ok = true;
+    for (const auto& dtype : opt.dtypes) {
+      if (dtype == "int") ok &= run_normalize_dtype<unsigned>("int", opt, bench, step, run, d_in, static_cast<float*>(d_out), ctx);
+      else ok &= run_normalize_dtype<float>("float", opt, bench, step, run, d_in, static_cast<float*>(d_out), ctx);
+    }
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_out));
+    CUDA_CHECK(cudaFree(d_scratch));
+    return ok;
+  };
+  return p;
+}
+
+}  // namespace harness

@@ -1,0 +1,369 @@
+// Step 07, second program - normalization: out[i] = x[i] / max_j |x_j|, an array in and an
+// array out, the case study for a grid-wide barrier in the middle of a kernel. Phase 1 needs
+// every element (the max); phase 2 needs the max before it can write anything. Three designs:
+//
+//   two_pass   the textbook: memset the max, kernel 1 (max|x|, one atomicMax per block),
+//              kernel 2 (scale). Three operations in the stream; the input is read twice.
+//   grid_sync  one cooperative launch: each block writes its max to its own slot,
+//              grid.sync(), every block reduces all the slots (no memset, no atomics), then
+//              scales. One launch, but the input is still read twice.
+//   stateful   like grid_sync, but each block keeps its slice of the input on chip across the
+//              grid.sync (registers first, then shared memory opted in to the per-block
+//              maximum), so the input is read from DRAM once. Only possible while n fits on
+//              chip; above that limit (printed once per dtype) it runs grid_sync's kernel.
+//
+// What each moves (GB/s counts n read + n written for all, see normalize.cuh): two_pass and
+// grid_sync read 2n and write n (the second read can hit L2 while the input fits there, 50 MiB
+// on an H100); stateful reads n and writes n, like the copy floor. Above the on-chip limit all
+// three read twice, and the best any of them can do is about 1.5x the copy floor's time.
+// The operator (max over keys, the exact division) is normalize.cuh's, shared with the host
+// reference, so every output element is checked bit for bit.
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "normalize.cuh"
+
+namespace cg = cooperative_groups;
+using harness::abs_key;
+using harness::normalized;
+
+constexpr int kThreads = 1024;
+constexpr int kBatch = 4;                                      // vectors in flight per thread
+constexpr size_t kPerBlock = size_t(kThreads) * kBatch * 4;  // elements a block reads per iteration
+constexpr int kRegVectors = 4;  // stateful: 16-byte vectors each thread keeps in registers (16 registers)
+
+template <typename T> struct Vec4;
+template <> struct Vec4<unsigned> { using type = uint4; };
+template <> struct Vec4<float> { using type = float4; };
+
+template <typename V>
+__device__ unsigned key4(V v) {
+  return max(max(abs_key(v.x), abs_key(v.y)), max(abs_key(v.z), abs_key(v.w)));
+}
+template <typename V>
+__device__ float4 scale4(V v, unsigned m) {
+  return make_float4(normalized(v.x, m), normalized(v.y, m), normalized(v.z, m), normalized(v.w, m));
+}
+
+// Where the 16-byte body lies: elements [0, head) and [tail_begin, n) are scalar, the
+// `vectors` in between are 16-byte loads (and stores). Input and output must be aligned
+// alike for one body to serve both; if they are not, everything is "tail" (scalar).
+struct Split {
+  size_t head, vectors, tail_begin;
+};
+__host__ __device__ inline Split split_for(const void* in, const void* out, size_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(in) % 16;
+  if (a != reinterpret_cast<uintptr_t>(out) % 16) return {0, 0, 0};
+  size_t head = (16 - a) % 16 / 4;
+  head = head < n ? head : n;
+  const size_t vectors = (n - head) / 4;
+  return {head, vectors, head + vectors * 4};
+}
+
+// The block's max, returned to EVERY thread: each warp reduces the warp maxima itself, so no
+// second barrier and no broadcast slot. cg::reduce with cg::greater on unsigned is one
+// redux.sync.max.u32 on sm_80+. Uses shared memory: two calls need a barrier between them
+// (the grid.sync in the kernels below is one).
+__device__ unsigned block_max(unsigned v) {
+  __shared__ unsigned warp_max[32];
+  auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+  v = cg::reduce(warp, v, cg::greater<unsigned>());
+  if (warp.thread_rank() == 0) warp_max[threadIdx.x / 32] = v;
+  __syncthreads();
+  const unsigned warps = blockDim.x / 32;
+  return cg::reduce(warp, warp.thread_rank() < warps ? warp_max[warp.thread_rank()] : 0u, cg::greater<unsigned>());
+}
+
+// This thread's max key over its grid-stride share of the input.
+template <typename T>
+__device__ unsigned thread_max(const T* __restrict__ in, size_t n, Split s, size_t thread, size_t stride) {
+  using V = typename Vec4<T>::type;
+  const V* body = reinterpret_cast<const V*>(in + s.head);
+  unsigned m = 0;
+  size_t i = thread;
+  for (; i + (kBatch - 1) * stride < s.vectors; i += kBatch * stride) {
+    V v[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) v[b] = body[i + b * stride];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) m = max(m, key4(v[b]));
+  }
+  for (; i < s.vectors; i += stride) m = max(m, key4(body[i]));
+  for (size_t j = thread; j < s.head; j += stride) m = max(m, abs_key(in[j]));
+  for (size_t j = s.tail_begin + thread; j < n; j += stride) m = max(m, abs_key(in[j]));
+  return m;
+}
+
+// out = normalized(in, m) over this thread's grid-stride share.
+template <typename T>
+__device__ void thread_scale(const T* __restrict__ in, size_t n, Split s, unsigned m, float* __restrict__ out,
+                             size_t thread, size_t stride) {
+  using V = typename Vec4<T>::type;
+  const V* body = reinterpret_cast<const V*>(in + s.head);
+  float4* out_body = reinterpret_cast<float4*>(out + s.head);
+  size_t i = thread;
+  for (; i + (kBatch - 1) * stride < s.vectors; i += kBatch * stride) {
+    V v[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) v[b] = body[i + b * stride];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) out_body[i + b * stride] = scale4(v[b], m);
+  }
+  for (; i < s.vectors; i += stride) out_body[i] = scale4(body[i], m);
+  for (size_t j = thread; j < s.head; j += stride) out[j] = normalized(in[j], m);
+  for (size_t j = s.tail_begin + thread; j < n; j += stride) out[j] = normalized(in[j], m);
+}
+
+// After grid.sync: every block reduces all the per-block slots (fixed order; max does not
+// care anyway). The slots were written by other blocks during this launch: plain loads, no
+// __ldg/__restrict__ (the read-only path may not see them).
+__device__ unsigned combine_slots(const unsigned* slots, unsigned count) {
+  unsigned m = 0;
+  for (unsigned i = threadIdx.x; i < count; i += blockDim.x) m = max(m, slots[i]);
+  return block_max(m);
+}
+
+inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
+  return unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
+}
+
+// The typed cooperative launch: cudaLaunchKernelEx checks each argument against the kernel's
+// parameter types at compile time (cudaLaunchCooperativeKernel's void** args would not). The
+// grids below come from the occupancy of the very kernel and shared memory size launched,
+// so cudaErrorCooperativeLaunchTooLarge means a bug (or a GPU shared with others, e.g. MPS):
+// it is reported like any CUDA error.
+template <typename... Params, typename... Args>
+void launch_cooperative(void (*kernel)(Params...), unsigned blocks, size_t smem, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;  // all blocks resident at once, or no launch
+  attr[0].val.cooperative = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+}
+
+// ---- two_pass: memset, max kernel, scale kernel ---------------------------------------------
+template <typename T>
+__global__ void __launch_bounds__(kThreads) max_abs_kernel(const T* __restrict__ in, size_t n, unsigned* key) {
+  const unsigned m = block_max(thread_max(in, n, split_for(in, in, n), blockIdx.x * size_t(blockDim.x) + threadIdx.x,
+                                          size_t(gridDim.x) * blockDim.x));
+  if (threadIdx.x == 0) atomicMax(key, m);  // one per block; the key was zeroed by the memset
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) scale_kernel(const T* __restrict__ in, size_t n, const unsigned* key,
+                                                         float* __restrict__ out) {
+  const unsigned m = *key;  // the previous kernel's result
+  thread_scale(in, n, split_for(in, out, n), m, out, blockIdx.x * size_t(blockDim.x) + threadIdx.x,
+               size_t(gridDim.x) * blockDim.x);
+}
+
+template <typename T>
+void two_pass(const T* in, size_t n, float* out, const harness::Launch& ctx) {
+  static const unsigned resident_max = harness::resident_blocks(max_abs_kernel<T>, kThreads);
+  static const unsigned resident_scale = harness::resident_blocks(scale_kernel<T>, kThreads);
+  unsigned* key = ctx.scratch_as<unsigned>(1);
+  CUDA_CHECK(cudaMemsetAsync(key, 0, sizeof(unsigned), ctx.stream));  // timed: part of the algorithm
+  max_abs_kernel<T><<<grid_for(n, kPerBlock, resident_max), kThreads, 0, ctx.stream>>>(in, n, key);
+  CUDA_CHECK_LAUNCH();
+  scale_kernel<T><<<grid_for(n, kPerBlock, resident_scale), kThreads, 0, ctx.stream>>>(in, n, key, out);
+  CUDA_CHECK_LAUNCH();
+}
+
+// ---- grid_sync: one launch, slots, grid.sync, every block combines, scale --------------------
+template <typename T>
+__global__ void __launch_bounds__(kThreads) normalize_grid_sync(const T* __restrict__ in, size_t n, unsigned* slots,
+                                                                float* __restrict__ out) {
+  cg::grid_group grid = cg::this_grid();
+  const Split s = split_for(in, out, n);
+  const unsigned m_block = block_max(thread_max(in, n, s, grid.thread_rank(), grid.size()));
+  if (threadIdx.x == 0) slots[blockIdx.x] = m_block;  // the slot is overwritten every launch: no reset
+  grid.sync();  // all slots written and visible (release/acquire across the grid)
+  const unsigned m = combine_slots(slots, gridDim.x);
+  thread_scale(in, n, s, m, out, grid.thread_rank(), grid.size());
+}
+
+template <typename T>
+void grid_sync(const T* in, size_t n, float* out, const harness::Launch& ctx) {
+  static const unsigned resident = harness::resident_blocks(normalize_grid_sync<T>, kThreads);
+  const unsigned blocks = grid_for(n, kPerBlock, resident);
+  launch_cooperative(normalize_grid_sync<T>, blocks, 0, ctx.stream, in, n, ctx.scratch_as<unsigned>(blocks), out);
+}
+
+// ---- stateful: the input stays on chip across the grid.sync -------------------------------
+// Block b owns the contiguous vectors [b chunk, b chunk + count) of the body. Its thread t
+// holds local vectors t + k x 1024: k < kRegVectors in registers, the rest in dynamic shared
+// memory at (local - kRegVectors x 1024), consecutive threads on consecutive 16 bytes. The
+// scalar head and tail (under 4 elements each) stay in registers of the grid's first threads.
+// The launcher guarantees count <= kRegVectors x 1024 + the shared memory's vectors.
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1) normalize_stateful(const T* __restrict__ in, size_t n, size_t chunk,
+                                                                  unsigned* slots, float* __restrict__ out) {
+  using V = typename Vec4<T>::type;
+  extern __shared__ uint4 smem[];  // one declaration for both types (extern arrays may not differ in type)
+  V* stash = reinterpret_cast<V*>(smem);
+  cg::grid_group grid = cg::this_grid();
+  const Split s = split_for(in, out, n);  // aligned alike: the launcher checked
+  const V* body = reinterpret_cast<const V*>(in + s.head);
+  const size_t first = blockIdx.x * chunk;
+  const size_t count = first >= s.vectors ? 0 : s.vectors - first < chunk ? s.vectors - first : chunk;
+  const size_t t = threadIdx.x, in_regs = size_t(kRegVectors) * kThreads;
+  unsigned m = 0;
+
+  // Phase 1: load once; the max is taken on the way.
+  V reg[kRegVectors] = {};
+#pragma unroll
+  for (int k = 0; k < kRegVectors; ++k)
+    if (t + k * kThreads < count) reg[k] = body[first + t + k * kThreads];
+#pragma unroll
+  for (int k = 0; k < kRegVectors; ++k)
+    if (t + k * kThreads < count) m = max(m, key4(reg[k]));
+  size_t j = in_regs + t;
+  for (; j + (kBatch - 1) * kThreads < count; j += kBatch * kThreads) {
+    V v[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) v[b] = body[first + j + b * kThreads];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      m = max(m, key4(v[b]));
+      stash[j + b * kThreads - in_regs] = v[b];
+    }
+  }
+  for (; j < count; j += kThreads) {
+    const V v = body[first + j];
+    m = max(m, key4(v));
+    stash[j - in_regs] = v;
+  }
+  const size_t g = grid.thread_rank();
+  const bool has_head = g < s.head, has_tail = g < n - s.tail_begin;
+  T head_x{}, tail_x{};
+  if (has_head) m = max(m, abs_key(head_x = in[g]));
+  if (has_tail) m = max(m, abs_key(tail_x = in[s.tail_begin + g]));
+
+  m = block_max(m);
+  if (threadIdx.x == 0) slots[blockIdx.x] = m;
+  grid.sync();
+  m = combine_slots(slots, gridDim.x);
+
+  // Phase 2: scale what is on chip; the input is not read again.
+  float4* out_body = reinterpret_cast<float4*>(out + s.head);
+#pragma unroll
+  for (int k = 0; k < kRegVectors; ++k)
+    if (t + k * kThreads < count) out_body[first + t + k * kThreads] = scale4(reg[k], m);
+  for (j = in_regs + t; j < count; j += kThreads) out_body[first + j] = scale4(stash[j - in_regs], m);
+  if (has_head) out[g] = normalized(head_x, m);
+  if (has_tail) out[s.tail_begin + g] = normalized(tail_x, m);
+}
+
+// How much fits on chip, worked out once per element type: one 1024-thread block per SM with
+// all the shared memory a block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin, the
+// per-SM amount less the 1 KiB the system reserves per block) less the kernel's static shared
+// memory, plus kRegVectors vectors per thread in registers.
+struct StatefulPlan {
+  unsigned resident = 0;        // co-resident blocks (SMs x blocks per SM)
+  size_t smem_bytes = 0;        // dynamic shared memory per block
+  size_t block_vectors = 0;     // 16-byte vectors one block holds
+  size_t limit = 0;             // elements: n up to this runs on chip
+};
+
+template <typename T>
+const StatefulPlan& stateful_plan(const char* dtype) {
+  static const StatefulPlan plan = [dtype] {
+    StatefulPlan p;
+    int device = 0, optin = 0, sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, normalize_stateful<T>));
+    p.smem_bytes = (size_t(optin) - attr.sharedSizeBytes) / 16 * 16;
+    // Without this opt-in a launch with more than 48 KiB of dynamic shared memory fails.
+    CUDA_CHECK(cudaFuncSetAttribute(normalize_stateful<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem_bytes)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, normalize_stateful<T>, kThreads, p.smem_bytes));
+    if (per_sm < 1) throw std::runtime_error("stateful: a block with " + std::to_string(p.smem_bytes) + " B of shared memory does not fit on an SM");
+    p.resident = unsigned(sms) * unsigned(per_sm);
+    p.block_vectors = size_t(kRegVectors) * kThreads + p.smem_bytes / 16;
+    p.limit = p.resident * p.block_vectors * 4;
+    // Any n <= limit fits at any alignment: the body has at most n / 4 vectors, and the head
+    // and tail ride in registers besides.
+    std::printf("stateful (%s): on-chip limit %zu elements = %d SMs x %d block x (%zu in %zu B of shared memory + %zu in "
+                "registers); above it the one-pass grid_sync kernel runs\n",
+                dtype, p.limit, sms, per_sm, p.smem_bytes / 16 * 4, p.smem_bytes, size_t(kRegVectors) * kThreads * 4);
+    return p;
+  }();
+  return plan;
+}
+
+template <typename T>
+void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx) {
+  const char* dtype = std::is_same_v<T, float> ? "float" : "int";
+  const StatefulPlan& p = stateful_plan<T>(dtype);
+  const Split s = split_for(in, out, n);
+  const bool aligned_alike = reinterpret_cast<uintptr_t>(in) % 16 == reinterpret_cast<uintptr_t>(out) % 16;
+  const bool on_chip = n <= p.limit && aligned_alike;
+  static size_t noted = SIZE_MAX;  // one note per new n: which path this n takes
+  if (n != noted) {
+    noted = n;
+    if (on_chip) std::printf("stateful (%s): n = %zu: on chip (limit %zu)\n", dtype, n, p.limit);
+    else std::printf("stateful (%s): n = %zu: one-pass grid_sync kernel (%s)\n", dtype, n,
+                     aligned_alike ? ("above the on-chip limit " + std::to_string(p.limit)).c_str()
+                                   : "input and output not aligned alike");
+  }
+  if (!on_chip) return grid_sync(in, n, out, ctx);  // the fallback: one comparison, nothing else
+  // All blocks while the body gives each thread a vector or more (spreads the load over every
+  // SM); fewer for tiny n. chunk <= block_vectors follows from n <= limit.
+  const unsigned blocks = grid_for(s.vectors, kThreads, p.resident);
+  const size_t chunk = (s.vectors + blocks - 1) / blocks;
+  launch_cooperative(normalize_stateful<T>, blocks, p.smem_bytes, ctx.stream, in, n, chunk,
+                     ctx.scratch_as<unsigned>(blocks), out);
+}
+
+// ---- main ---------------------------------------------------------------------------------
+// Cooperative launches need cudaDevAttrCooperativeLaunch; a device without it gets one line
+// and exit 77, like a machine without a GPU.
+static bool cooperative_unsupported(const harness::Options& opt, const char* step) {
+  int count = 0, coop = 1;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || opt.device >= count) return false;  // the harness reports it
+  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, opt.device) != cudaSuccess || coop) return false;
+  std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", step,
+              opt.device);
+  return true;
+}
+
+int main(int argc, char** argv) {
+  using harness::Launch;
+  const char* step = "step07_normalize";
+  harness::Options opt;
+  try {
+    opt = harness::parse_args(argc, argv);
+  } catch (const harness::UsageError&) {
+    // run_problems parses again and reports it
+  }
+  // --blocks (step07_cooperative_grid's forced grid) would change stateful's on-chip limit:
+  // not offered here rather than silently ignored.
+  if (opt.blocks) {
+    std::fprintf(stderr, "%s: error: --blocks: not used by this program (its grids follow n and occupancy)\n", step);
+    return 2;
+  }
+  if (!opt.help && cooperative_unsupported(opt, step)) return 77;
+  return harness::run_problems(argc, argv, step, {
+      harness::normalize_problem(step, {
+          {"two_pass", "memset, max|x| kernel (cg::reduce greater, atomicMax per block), scale kernel",
+           [](auto in, size_t n, float* out, const Launch& ctx) { two_pass(in, n, out, ctx); }},
+          {"grid_sync", "one cooperative launch: block max to slots, grid.sync, every block combines, scale",
+           [](auto in, size_t n, float* out, const Launch& ctx) { grid_sync(in, n, out, ctx); }},
+          {"stateful", "grid_sync keeping the input on chip (registers + shared memory) across the sync: "
+                       "one DRAM read; grid_sync's kernel above the on-chip limit",
+           [](auto in, size_t n, float* out, const Launch& ctx) { stateful(in, n, out, ctx); }},
+      }),
+  });
+}

@@ -1,0 +1,227 @@
+// SOLUTION of workshop exercise 07 - normalise in one launch: grid.sync() and the cooperative launch
+// (chapter 07, Cooperative grid).
+//
+// y = x / max|x|, so that y lies in [-1, 1]. Two phases that depend on each other: no
+// element can be scaled before the maximum of ALL elements is known. With ordinary
+// launches that is two kernels; here it is one kernel whose blocks wait for each other at
+// cg::this_grid().sync(). That barrier is only safe when every block of the grid is on the
+// GPU at once, so the kernel must be launched with cudaLaunchCooperativeKernel, which
+// refuses a grid that cannot be co-resident instead of letting it hang.
+//
+// As given, phase 1 finds each thread's own max|x| and then forgets it, there is no grid
+// barrier, the scale is 1, and the launch is an ordinary <<<...>>>: y is a copy of x.
+// Your job: TODO 1-3 in the kernel, TODO 4-5 in the launcher.
+//
+// Verification is exact: the host computes m = max|x|, s = 1.0f / m and y[i] = x[i] * s in
+// float, and every y[i] must have the same bits. (x = 3 x the harness's float input, so
+// |x| < 3 and the scale is never 1. Guard values sit before and after x, and y's own guard
+// slots must stay untouched.)
+//
+//   make ex07 && ./ex07 --check --n 1,1000,2^20+1 --offset 0,3
+//   ./ex07 --check --n 2^20 --blocks 1        a grid of one block: must still be right
+//   ./ex07 --n 2^28                           timed: 12 bytes per element (x read twice, y written)
+//   bash ../scripts/check_exercise.sh 07
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "harness.cuh"
+
+namespace cg = cooperative_groups;
+
+constexpr int kThreads = 256;
+constexpr float kAmplitude = 3.0f;  // x[i] = 3 * input_value<float>(seed, i)
+
+// Every thread calls this with its own value; thread 0 gets the block's maximum. (Given.)
+__device__ float block_max(float v) {
+  __shared__ float warp_max[32];
+  auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+  const unsigned warp_id = threadIdx.x / 32, warps = blockDim.x / 32;
+  v = cg::reduce(warp, v, cg::greater<float>());  // cg::greater: the larger of two
+  if (warp.thread_rank() == 0) warp_max[warp_id] = v;
+  __syncthreads();
+  if (warp_id == 0) v = cg::reduce(warp, warp.thread_rank() < warps ? warp_max[warp.thread_rank()] : 0.0f, cg::greater<float>());
+  return v;
+}
+
+// max_bits: the bits of the global max|x| as an unsigned int, 0 (= +0.0f) at the start.
+// For floats >= 0 the order of the bit patterns, read as unsigned, is the order of the
+// values, so atomicMax on the bits is a max on the floats.
+__global__ void normalize_kernel(const float* __restrict__ x, size_t n, float* __restrict__ y, unsigned* max_bits) {
+  const cg::grid_group grid = cg::this_grid();
+  // Phase 1 (given): this thread's max|x| over its grid-stride share of x.
+  float m = 0.0f;
+  for (size_t i = grid.thread_rank(); i < n; i += grid.size()) m = fmaxf(m, fabsf(x[i]));
+  // Solution: one atomicMax per block, a grid-wide barrier, then every thread reads the max.
+  m = block_max(m);
+  if (threadIdx.x == 0) atomicMax(max_bits, __float_as_uint(m));
+  grid.sync();  // every block's atomicMax is done and visible
+  const float scale = 1.0f / __uint_as_float(*max_bits);
+  // Phase 2 (given): scale.
+  for (size_t i = grid.thread_rank(); i < n; i += grid.size()) y[i] = x[i] * scale;
+}
+
+// --blocks N (harness flag) forces the grid size; 0: automatic.
+static unsigned g_forced_blocks = 0;
+
+// A grid too large to be co-resident is refused by the cooperative launch: exit 2 with a
+// one-line message. Any other error: exit 1. (Given: wrap your launch in it.)
+static void check_cooperative(cudaError_t err, unsigned blocks) {
+  if (err == cudaErrorCooperativeLaunchTooLarge) {
+    cudaGetLastError();  // clear it: the launch did not happen
+    throw harness::UsageError("--blocks: " + std::to_string(blocks) + " blocks of " + std::to_string(kThreads) +
+                              " threads cannot be co-resident on this GPU (cudaErrorCooperativeLaunchTooLarge)");
+  }
+  CUDA_CHECK(err);
+}
+
+void normalize(const float* x, size_t n, float* y, unsigned* max_bits, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(max_bits, 0, sizeof(unsigned), stream));  // the max starts at +0.0f
+  // Solution: a co-resident grid (or the forced one), launched cooperatively.
+  static const unsigned resident = harness::resident_blocks(normalize_kernel, kThreads);
+  unsigned blocks = unsigned(std::min<size_t>(resident, (n + kThreads - 1) / kThreads));
+  if (g_forced_blocks) blocks = g_forced_blocks;
+  void* args[] = {&x, &n, &y, &max_bits};
+  check_cooperative(cudaLaunchCooperativeKernel(normalize_kernel, dim3(blocks), dim3(kThreads), args, 0, stream), blocks);
+}
+
+// ---- Given: nothing to change below this line ----------------------------------------------
+
+__global__ void fill_kernel(float* base, size_t lead, size_t n, size_t total, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x)
+    base[i] = (i >= lead && i - lead < n) ? harness::input_value<float>(seed, i - lead) * kAmplitude
+                                          : harness::guard_value<float>();
+}
+
+static uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// Checks y[0..n) bit for bit against the host's m, 1.0f / m, x * (1.0f / m), and y's guard
+// slots (all bits set before the run) against any write.
+static harness::Verdict verify(const std::vector<float>& y_all, size_t lead, size_t n, uint64_t seed, float gpu_max) {
+  float m = 0.0f;
+  for (size_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(harness::input_value<float>(seed, i) * kAmplitude));
+  const float scale = 1.0f / m;
+  size_t wrong = 0, first = 0;
+  float want_first = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float want = harness::input_value<float>(seed, i) * kAmplitude * scale;
+    if (bits(y_all[lead + i]) != bits(want) && wrong++ == 0) {
+      first = i;
+      want_first = want;
+    }
+  }
+  size_t guards_hit = 0;
+  for (size_t i = 0; i < y_all.size(); ++i)
+    if ((i < lead || i >= lead + n) && bits(y_all[i]) != 0xFFFFFFFFu) ++guards_hit;
+  harness::Verdict v;
+  char buf[320];
+  if (wrong) {
+    std::snprintf(buf, sizeof buf, "%zu of %zu wrong; y[%zu]: expected %.9g got %.9g (max|x|: host %.9g, GPU's max slot %.9g)",
+                  wrong, n, first, double(want_first), double(y_all[lead + first]), double(m), double(gpu_max));
+  } else if (guards_hit) {
+    std::snprintf(buf, sizeof buf, "every y right, but %zu slot(s) outside y[0..n) were written", guards_hit);
+  } else {
+    v.ok = true;
+    std::snprintf(buf, sizeof buf, "exact, max|x| = %.9g", double(m));
+  }
+  v.detail = buf;
+  return v;
+}
+
+int main(int argc, char** argv) {
+  const char* name = "ex07_solution";
+  harness::Options opt;
+  try {
+    opt = harness::parse_args(argc, argv);
+  } catch (const harness::UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+    return 2;
+  }
+  if (opt.help) {
+    std::printf("%s: y = x / max|x| in one cooperative launch, verified bit for bit, timed.\n"
+                "float only (--dtype is ignored); --blocks N forces the grid size.\n%s",
+                name, harness::usage_text());
+    return 0;
+  }
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", name, e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+    return 77;
+  }
+  if (opt.device >= count) {
+    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", name, opt.device, count);
+    return 2;
+  }
+  g_forced_blocks = unsigned(opt.blocks);
+  try {
+    CUDA_CHECK(cudaSetDevice(opt.device));
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, fill_kernel) == cudaErrorNoKernelImageForDevice) {
+      std::fprintf(stderr, "%s: error: not built for this GPU; reconfigure with -DCMAKE_CUDA_ARCHITECTURES=native\n", name);
+      return 1;
+    }
+    const harness::DeviceInfo dev = harness::device_info(opt.device);
+    const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
+    const size_t slots = max_n + 64 + 16 + 64;  // guards, offset room, guards
+    float *d_x = nullptr, *d_y = nullptr;
+    unsigned* d_max = nullptr;
+    CUDA_CHECK(cudaMalloc(&d_x, slots * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&d_y, slots * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&d_max, sizeof(unsigned)));
+    harness::Bench bench(opt, dev, name);
+    const cudaStream_t s = bench.stream();
+    std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s\n", name, dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sms,
+                dev.cuda.c_str());
+    if (opt.check_only) std::printf("%-5s %11s %3s  %-16s %s\n", "dtype", "n", "off", "variant", "check");
+    else
+      std::printf("median of %d timed runs; GB/s = 12 bytes per element / median (x read twice, y written once)\n"
+                  "%-5s %11s %3s  %-16s %9s %9s %8s %6s  %s\n", opt.reps, "dtype", "n", "off", "variant",
+                  "median ms", "min ms", "GB/s", "%peak", "check");
+    bool all_ok = true;
+    for (size_t n : opt.sizes) {
+      for (size_t offset : opt.offsets) {
+        const size_t lead = 64 + offset, total = lead + n + 64;
+        fill_kernel<<<1024, 256, 0, s>>>(d_x, lead, n, total, opt.seed);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemsetAsync(d_y, 0xFF, total * sizeof(float), s));
+        normalize(d_x + lead, n, d_y + lead, d_max, s);
+        std::vector<float> y(total);
+        unsigned max_bits = 0;
+        CUDA_CHECK(cudaMemcpyAsync(y.data(), d_y, total * sizeof(float), cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaMemcpyAsync(&max_bits, d_max, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        float gpu_max;
+        std::memcpy(&gpu_max, &max_bits, 4);
+        const harness::Verdict v = verify(y, lead, n, opt.seed, gpu_max);
+        all_ok &= v.ok;
+        const std::string check = (v.ok ? "ok " : "FAILED ") + v.detail;
+        if (opt.check_only) {
+          std::printf("%-5s %11zu %3zu  %-16s %s\n", "float", n, offset, "normalize", check.c_str());
+          continue;
+        }
+        const harness::Timing t = bench.time({[&] { normalize(d_x + lead, n, d_y + lead, d_max, s); }})[0];
+        const double gbps = 12.0 * n / (t.median_ms * 1e6);
+        std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%%  %s\n", "float", n, offset, "normalize",
+                    t.median_ms, t.min_ms, gbps, 100.0 * gbps / dev.peak_gbps, check.c_str());
+      }
+    }
+    CUDA_CHECK(cudaFree(d_x));
+    CUDA_CHECK(cudaFree(d_y));
+    CUDA_CHECK(cudaFree(d_max));
+    if (!all_ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", name);
+    return all_ok ? 0 : 1;
+  } catch (const harness::UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+    return 1;
+  }
+}
