@@ -21,6 +21,14 @@ fi
 K=$1; prog=$2; shift 2
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast (the program sets it too)
 
+# Fewer GPUs than ranks: say so in one line and skip (77), before any rank starts. Otherwise
+# the ranks with a GPU would wait in ncclCommInitRank for the ones without, until the timeout.
+present=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ -z "${CUDA_VISIBLE_DEVICES+x}" ] && [ "$present" -lt "$K" ]; then
+  echo "$0: $K ranks need $K GPUs, this machine has $present; skipping."
+  exit 77
+fi
+
 # The GPUs this script may hand out: CUDA_VISIBLE_DEVICES if set, else 0..K-1.
 if [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then
   IFS=, read -r -a gpus <<<"$CUDA_VISIBLE_DEVICES"
