@@ -198,12 +198,14 @@ def pow2(n):
     return f"2^{e}" if n == 1 << e else str(n)
 
 
-def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False):
+def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False, shape=ARRAY,
+                cub_label="DeviceReduce::Sum"):
     """Markdown table, one column per size: every variant of the given steps as
     'GB/s (x CUB)', x CUB the row's own same-run ratio; then CUB and the floor.
-    show_wrong: also variants whose sum was wrong, marked '(wrong sum)'."""
-    c = curves(rows, device, dtype, include_wrong=show_wrong)
-    x_cub = curves(rows, device, dtype, include_wrong=show_wrong, field="x_cub")
+    show_wrong: also variants whose sum was wrong, marked '(wrong sum)'. `shape` picks the
+    problem (array -> one sum by default; "normalize" for step 07's array -> array)."""
+    c = curves(rows, device, dtype, include_wrong=show_wrong, shape=shape)
+    x_cub = curves(rows, device, dtype, include_wrong=show_wrong, field="x_cub", shape=shape)
     wrong = {(r["step"], r["variant"]) for r in rows if not r["verified"] and r["device"] == device}
 
     def cells(key, with_ratio=True):
@@ -218,9 +220,10 @@ def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False):
             continue
         label = f"{variant} (wrong sum)" if (step, variant) in wrong else variant
         lines.append(f"| {step} | {label} | " + " | ".join(cells((step, variant))) + " |")
-    lines.append("| CUB | DeviceReduce::Sum | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
-    if any(n in c.get(FLOOR, {}) for n in sizes):
-        lines.append("| floor | plain read | " + " | ".join(cells(FLOOR)) + " |")
+    lines.append(f"| CUB | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
+    for key in sorted(k for k in c if k[0] == FLOOR[0]):
+        if any(n in c[key] for n in sizes):
+            lines.append(f"| floor | plain {key[1]} | " + " | ".join(cells(key)) + " |")
     return "\n".join(lines)
 
 

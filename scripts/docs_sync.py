@@ -80,7 +80,9 @@ def table(spec, rows):
         body = results.ladder_table(rows, device, dtype, sizes[0], steps, args.get("variants") == "all")
     elif kind == "sizes":
         sizes = [size(s) for s in args["sizes"].split(",")]
-        body = results.sizes_table(rows, device, dtype, sizes, steps, show_wrong=args.get("wrong") == "show")
+        body = results.sizes_table(rows, device, dtype, sizes, steps, show_wrong=args.get("wrong") == "show",
+                                   shape=args.get("shape", results.ARRAY),
+                                   cub_label=args.get("cub", "DeviceReduce::Sum"))
     elif kind == "latency":
         sizes = [size(s) for s in args["sizes"].split(",")]
         body = results.latency_table(rows, device, dtype, sizes, steps, args.get("variants") == "all")
@@ -99,10 +101,12 @@ def table(spec, rows):
 
 
 def listed_steps(body):
-    """Short names of the steps a generated table has rows for, in order (CUB and the floor
-    are timed by every step program, so they need no command of their own)."""
-    found = re.findall(r"^\| (step\d\d)_", body, flags=re.M)
-    return list(dict.fromkeys(found))
+    """The programs a generated table has rows for, in order, as a learner types them in the
+    build directory: ./step05 for a step (steps/<name>/ exists), the full name for a second
+    program of a step (step07_normalize). CUB and the floor are timed by every program."""
+    found = re.findall(r"^\| (step\d\d_\w+) \|", body, flags=re.M)
+    names = [n[:6] if os.path.isdir(os.path.join(ROOT, "steps", n)) else n for n in found]
+    return list(dict.fromkeys(names))
 
 
 def reproduce_line(steps, sizes, dtype):

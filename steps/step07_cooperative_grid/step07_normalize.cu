@@ -180,6 +180,7 @@ void two_pass(const T* in, size_t n, float* out, const harness::Launch& ctx) {
 }
 
 // ---- grid_sync: one launch, slots, grid.sync, every block combines, scale --------------------
+// [docs:normalize-grid-sync]
 template <typename T>
 __global__ void __launch_bounds__(kThreads) normalize_grid_sync(const T* __restrict__ in, size_t n, unsigned* slots,
                                                                 float* __restrict__ out) {
@@ -191,6 +192,7 @@ __global__ void __launch_bounds__(kThreads) normalize_grid_sync(const T* __restr
   const unsigned m = combine_slots(slots, gridDim.x);
   thread_scale(in, n, s, m, out, grid.thread_rank(), grid.size());
 }
+// [/docs:normalize-grid-sync]
 
 template <typename T>
 void grid_sync(const T* in, size_t n, float* out, const harness::Launch& ctx) {
@@ -249,6 +251,7 @@ __global__ void __launch_bounds__(kThreads, 1) normalize_stateful(const T* __res
   if (has_head) m = max(m, abs_key(head_x = in[g]));
   if (has_tail) m = max(m, abs_key(tail_x = in[s.tail_begin + g]));
 
+  // [docs:stateful-barrier]
   m = block_max(m);
   if (threadIdx.x == 0) slots[blockIdx.x] = m;
   grid.sync();
@@ -260,6 +263,7 @@ __global__ void __launch_bounds__(kThreads, 1) normalize_stateful(const T* __res
   for (int k = 0; k < kRegVectors; ++k)
     if (t + k * kThreads < count) out_body[first + t + k * kThreads] = scale4(reg[k], m);
   for (j = in_regs + t; j < count; j += kThreads) out_body[first + j] = scale4(stash[j - in_regs], m);
+  // [/docs:stateful-barrier]
   if (has_head) out[g] = normalized(head_x, m);
   if (has_tail) out[s.tail_begin + g] = normalized(tail_x, m);
 }
