@@ -411,6 +411,19 @@ inline int open_device(const Options& opt, const char* step) {
   return -1;
 }
 
+// Cooperative launches (steps 07-08) need cudaDevAttrCooperativeLaunch: every GPU since
+// Pascal has it, a virtualised or driver-limited one may not. Such a device gets one line
+// and, from the caller, exit 77, like a machine without a GPU. A missing GPU or a bad
+// --device is left to open_device, which reports it.
+inline bool cooperative_unsupported(const Options& opt, const char* step) {
+  int count = 0, coop = 1;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || opt.device >= count) return false;
+  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, opt.device) != cudaSuccess || coop) return false;
+  std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", step,
+              opt.device);
+  return true;
+}
+
 // Throws a --n error (exit 2) when `bytes` of GPU memory (plus 256 MiB of slack) are not free.
 inline void require_memory(size_t bytes, const std::string& what) {
   size_t free_b = 0, total_b = 0;

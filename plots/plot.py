@@ -8,6 +8,7 @@ For every device found in the files it writes, into DIR:
     latency_<gpu>.png      median microseconds vs n, log-log, the same curves (int and float)
     ladder_<gpu>.png       every step and variant at the largest n, CUB and the floor, with % of peak
     warp_unroll_<gpu>.png  step00, step01's three variants, step02 at 2^24 and 2^30
+    scaling_<gpu>.png      step 08 (several GPUs): GB/s vs n per GPU, one line per (variant, GPUs)
 and headline.png: int GB/s vs n with the same curves, one panel per device (the README's figure).
 "Best variant" is the variant of the step that is fastest at the largest n. The floor is a
 plain vectorized read of the same n elements, timed in every run: a reduction can at best match it.
@@ -164,6 +165,59 @@ def warp_unroll_figure(rows, device, path, sizes=(1 << 24, 1 << 30), dtype="int"
     return True
 
 
+# Step 08's curves in the scaling figure: (variant, colour); gpus=1 dashed, gpus=2 solid.
+SCALING_VARIANTS = (("cub_1gpu", STEP_COLORS["cub"]), ("peer_atomic", "#2ca02c"), ("peer_barrier", "#d62728"),
+                    ("nccl", "#9467bd"), ("nccl_mp", "#ff7f0e"))
+
+
+def is_multi_gpu(row):
+    return row["shape"].startswith("gpus=")
+
+
+def scaling_figure(rows, device, path):
+    """Step 08: aggregate GB/s (total n x 4 B / median) against n per GPU (total n / K),
+    one line per (variant, number of GPUs), int and float panels; dotted: one and two
+    GPUs' theoretical peak. Returns False (and writes nothing) without step 08 rows."""
+    mine = [r for r in rows if r["device"] == device and is_multi_gpu(r) and r["verified"]]
+    if not mine:
+        return False
+    # One GPU's peak from the one-GPU rows (% of peak is of K x one GPU's peak).
+    one = max((r for r in mine if r["shape"] == "gpus=1" and r["pct_peak"] > 0), key=lambda r: r["pct_peak"], default=None)
+    pk = one["gbps"] * 100.0 / one["pct_peak"] if one else None
+    shapes = sorted({r["shape"] for r in mine}, key=lambda s: int(s.split("=", 1)[1]))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
+    for ax, dtype in zip(axes, ("int", "float")):
+        for shape in shapes:
+            k = int(shape.split("=", 1)[1])
+            c = results.curves(mine, device, dtype, shape=shape)
+            for variant, color in SCALING_VARIANTS:
+                for (step, v), by_n in sorted(c.items()):
+                    if v != variant:
+                        continue
+                    ax.plot([n / k for n in by_n], list(by_n.values()), marker="o", ms=3, color=color,
+                            ls="-" if k > 1 else "--", lw=1.8 if k > 1 else 1.2,
+                            label=f"{variant}, {k} GPU{'s' if k > 1 else ''}")
+        if pk:
+            xmin = min(line.get_xdata()[0] for line in ax.get_lines()) if ax.get_lines() else 1
+            for k in (1, 2):
+                ax.axhline(k * pk, color="black", lw=0.8, ls=":")
+                ax.text(xmin, k * pk * 1.01,
+                        f"{k} x theoretical peak ({k * pk:.0f} GB/s)", fontsize=8, va="bottom")
+            ax.set_ylim(0, 2 * pk * 1.1)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(f"n per GPU ({dtype} elements; total n / number of GPUs)")
+        ax.set_ylabel("aggregate GB/s (total n x 4 B / median time)")
+        ax.grid(alpha=0.3)
+        ax.set_title(f"{device}, {dtype}")
+    axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, 0.93))
+    fig.suptitle(f"Step 08: one sum over several GPUs, strong and weak scaling ({device}; dashed: 1 GPU, solid: 2 GPUs)",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def headline_figure(rows, path):
     devs = results.devices(rows)
     fig, axes = plt.subplots(1, len(devs), figsize=(6.5 * len(devs), 5), squeeze=False)
@@ -185,18 +239,26 @@ def main(argv=None):
         sys.exit("plot.py: no rows in " + ", ".join(a.csv))
     os.makedirs(a.out, exist_ok=True)
     written = []
+    # The one-GPU figures never see step 08's rows: their n (up to 2^32 in total) and their
+    # % of peak (of K GPUs) would otherwise pick the largest n and the peak of these figures.
+    single = [r for r in rows if not is_multi_gpu(r)]
     for dev in results.devices(rows):
         s = results.slug(dev)
-        for name, fn in (("bandwidth", bandwidth_figure), ("latency", latency_figure), ("ladder", ladder_figure)):
-            p = os.path.join(a.out, f"{name}_{s}.png")
-            fn(rows, dev, p)
+        if dev in results.devices(single):
+            for name, fn in (("bandwidth", bandwidth_figure), ("latency", latency_figure), ("ladder", ladder_figure)):
+                p = os.path.join(a.out, f"{name}_{s}.png")
+                fn(single, dev, p)
+                written.append(p)
+            p = os.path.join(a.out, f"warp_unroll_{s}.png")
+            if warp_unroll_figure(single, dev, p):
+                written.append(p)
+        p = os.path.join(a.out, f"scaling_{s}.png")
+        if scaling_figure(rows, dev, p):
             written.append(p)
-        p = os.path.join(a.out, f"warp_unroll_{s}.png")
-        if warp_unroll_figure(rows, dev, p):
-            written.append(p)
-    p = os.path.join(a.out, "headline.png")
-    headline_figure(rows, p)
-    written.append(p)
+    if single:
+        p = os.path.join(a.out, "headline.png")
+        headline_figure(single, p)
+        written.append(p)
     print("wrote " + " ".join(written))
     return written
 

@@ -252,6 +252,48 @@ class Results(unittest.TestCase):
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", p)
             self.assertGreater(os.path.getsize(p), 10000, p)
 
+    def test_scaling_figure(self):
+        """Step 08's rows (shape gpus=1 and gpus=2, several GPUs) give scaling_<gpu>.png, and
+        stay out of the one-GPU figures: their n and their % of K GPUs' peak would change
+        which n those figures take as the largest."""
+        import plot
+        lines = [HEADER]
+        for dtype in ("int", "float"):
+            for e in (16, 20, 24, 28, 32):
+                n = 1 << e
+                one_ms, two_ms = ms_of(n, gbps(0.9, e)), ms_of(n, 2 * gbps(0.88, e))
+                rows = [("cub", "cub_1gpu", 1, one_ms, one_ms), ("floor", "read", 2, two_ms * 0.99, two_ms * 0.99)]
+                for v in ("peer_atomic", "peer_barrier", "nccl"):
+                    rows += [("step08_multi_grid", v, 1, one_ms * 1.01, one_ms), ("step08_multi_grid", v, 2, two_ms, two_ms)]
+                for step, v, k, ms, floor_ms in rows:
+                    g = n * 4 / ms / 1e6
+                    lines.append(f"Sample GPU,13.0,{step},{v},{dtype},{n},{ms:.6f},{g:.2f},{g / (10 * k):.2f},true,"
+                                 f"{one_ms / ms:.4f},{ms / (two_ms * 0.99 if k == 2 else floor_ms):.4f},gpus={k}")
+                if e in (20, 28):  # one process per GPU: no CUB, no floor
+                    g = n * 4 / two_ms / 1e6
+                    lines.append(f"Sample GPU,13.0,step08_multi_grid,nccl_mp,{dtype},{n},{two_ms:.6f},{g:.2f},"
+                                 f"{g / 20:.2f},true,0,0,gpus=2")
+        multi = self.write("step08_multi_grid.csv", "\n".join(lines) + "\n")
+        rows = results.load([multi])
+        self.assertEqual({r["shape"] for r in rows}, {"gpus=1", "gpus=2"})
+        out = os.path.join(self.tmp.name, "png")
+        path = os.path.join(out, "scaling_sample_gpu.png")
+        os.makedirs(out)
+        self.assertTrue(plot.scaling_figure(rows, "Sample GPU", path))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(path), 10000)
+        self.assertFalse(plot.scaling_figure(self.rows, "Sample GPU", os.path.join(out, "none.png")))  # no step 08
+        self.assertFalse(os.path.exists(os.path.join(out, "none.png")))
+        # Through main(), beside one-GPU rows: the one-GPU figures keep their largest n (2^30)
+        written = plot.main(["--out", out, self.csv, multi])
+        self.assertIn(path, written)
+        self.assertIn(os.path.join(out, "bandwidth_sample_gpu.png"), written)
+        single = [r for r in results.load([self.csv, multi]) if not plot.is_multi_gpu(r)]
+        self.assertEqual(results.largest_n(single, "Sample GPU", "int"), 1 << 30)
+        # only step 08 rows: the scaling figure and nothing that needs one-GPU rows
+        self.assertEqual([os.path.basename(p) for p in plot.main(["--out", out, multi])], ["scaling_sample_gpu.png"])
+
     def test_committed_csv(self):
         """Every committed measurement file follows the schema (a file still in the old
         schema after it is migrated in a temporary folder), names its device in every row,

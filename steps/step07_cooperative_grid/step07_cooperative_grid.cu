@@ -344,19 +344,9 @@ void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   else last_block<false>(in, n, out, ctx);
 }
 
-// ---- main ---------------------------------------------------------------------------------
-// Cooperative launches need cudaDevAttrCooperativeLaunch (every GPU since Pascal has it; a
-// virtualised or driver-limited one may not). Checked before the harness prints anything,
-// so a device without it gets one line and exit 77, like a machine without a GPU.
-static bool cooperative_unsupported(const harness::Options& opt, const char* step) {
-  int count = 0, coop = 1;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || opt.device >= count) return false;  // the harness reports it
-  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, opt.device) != cudaSuccess || coop) return false;
-  std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", step,
-              opt.device);
-  return true;
-}
 
+// ---- main ---------------------------------------------------------------------------------
+// A GPU without cooperative launch gets one line and exit 77 (harness::cooperative_unsupported).
 int main(int argc, char** argv) {
   using harness::Launch;
   const char* step = "step07_cooperative_grid";
@@ -367,7 +357,7 @@ int main(int argc, char** argv) {
     // run_step parses again and reports it
   }
   g_forced_blocks = unsigned(opt.blocks);
-  if (!opt.help && cooperative_unsupported(opt, step)) return 77;
+  if (!opt.help && harness::cooperative_unsupported(opt, step)) return 77;
 
   std::vector<harness::Variant> variants = {
       {"one_block", "one block of 1024 threads reads everything (16-byte loads), writes *out: no memset",

@@ -331,18 +331,9 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx) {
                      ctx.scratch_as<unsigned>(blocks), out);
 }
 
-// ---- main ---------------------------------------------------------------------------------
-// Cooperative launches need cudaDevAttrCooperativeLaunch; a device without it gets one line
-// and exit 77, like a machine without a GPU.
-static bool cooperative_unsupported(const harness::Options& opt, const char* step) {
-  int count = 0, coop = 1;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || opt.device >= count) return false;  // the harness reports it
-  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, opt.device) != cudaSuccess || coop) return false;
-  std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", step,
-              opt.device);
-  return true;
-}
 
+// ---- main ---------------------------------------------------------------------------------
+// A GPU without cooperative launch gets one line and exit 77 (harness::cooperative_unsupported).
 int main(int argc, char** argv) {
   using harness::Launch;
   const char* step = "step07_normalize";
@@ -358,7 +349,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: error: --blocks: not used by this program (its grids follow n and occupancy)\n", step);
     return 2;
   }
-  if (!opt.help && cooperative_unsupported(opt, step)) return 77;
+  if (!opt.help && harness::cooperative_unsupported(opt, step)) return 77;
   return harness::run_problems(argc, argv, step, {
       harness::normalize_problem(step, {
           {"two_pass", "memset, max|x| kernel (cg::reduce greater, atomicMax per block), scale kernel",

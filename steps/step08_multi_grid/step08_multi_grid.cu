@@ -17,7 +17,7 @@
 //                 ends with the same total, bitwise, launch after launch.
 //   nccl          each GPU reduces its shard into a device scalar, then ncclAllReduce of the
 //                 K scalars: every GPU gets the total.
-//   nccl_lsa      (by name only, untested) NCCL 2.28's device API: the partials are stored
+//   nccl_lsa      (by name only) NCCL 2.28's device API: the partials are stored
 //                 into every peer's symmetric window, then ncclLsaBarrierSession::sync in the
 //                 kernel - NCCL's own in-kernel cross-GPU barrier, without NVLink multicast.
 // Baselines: CUB on one GPU over the whole array (x_cub), CUB on each shard alone (the sum
@@ -144,6 +144,7 @@ __global__ void __launch_bounds__(kThreads) reduce_shard(const T* __restrict__ i
   if (blockIdx.x == 0 && threadIdx.x == 0) *out = s;
 }
 
+// [docs:peer-atomic]
 // ---- peer_atomic ---------------------------------------------------------------------------------
 // `total` is in GPU 0's memory (a peer pointer for the others). System scope: the GPUs are
 // different agents, and device scope would only order this GPU's own threads. Relaxed is
@@ -156,7 +157,9 @@ __global__ void __launch_bounds__(kThreads) reduce_peer_atomic(const T* __restri
   if (blockIdx.x == 0 && threadIdx.x == 0)
     cuda::atomic_ref<T, cuda::thread_scope_system>(*total).fetch_add(s, cuda::memory_order_relaxed);
 }
+// [/docs:peer-atomic]
 
+// [docs:cross-gpu-barrier]
 // ---- the cross-GPU barrier -----------------------------------------------------------------------
 // State in GPU 0's memory, zeroed once when the program starts and never reset again:
 //   count  arrivals at the current barrier (0..K-1; the last arriver puts it back to 0)
@@ -216,7 +219,9 @@ __device__ void multi_grid_sync(cg::grid_group& grid, const PeerBarrier& b) {
   if (grid.thread_rank() == 0) cross_gpu_arrive_and_wait(b);
   grid.sync();
 }
+// [/docs:cross-gpu-barrier]
 
+// [docs:peer-barrier]
 // ---- peer_barrier -----------------------------------------------------------------------------
 // slots: 2 x K values in GPU 0's memory. A launch writes into half (gen & 1): a GPU that
 // leaves the barrier and starts its next launch writes into the other half, while a slower
@@ -243,6 +248,7 @@ __global__ void __launch_bounds__(kThreads, 2) reduce_peer_barrier(const T* __re
     *out = total;
   }
 }
+// [/docs:peer-barrier]
 
 // B barriers in a row: the latency (B against 0) and the reuse test.
 __global__ void __launch_bounds__(kThreads) barrier_loop(PeerBarrier bar, int reps) {
@@ -261,6 +267,7 @@ __global__ void __launch_bounds__(kThreads) barrier_loop(PeerBarrier bar, int re
 // `half` comes from the host's launch counter, for the reason given at peer_barrier.
 #if HAVE_NCCL_DEVICE_API
 template <typename T>
+// [docs:nccl-lsa]
 __global__ void __launch_bounds__(kThreads, 2) reduce_nccl_lsa(const T* __restrict__ in, size_t n, T* partials,
                                                             ncclDevComm comm, ncclWindow_t window, unsigned half,
                                                             T* out) {
@@ -278,6 +285,7 @@ __global__ void __launch_bounds__(kThreads, 2) reduce_nccl_lsa(const T* __restri
     *out = total;
   }
 }
+// [/docs:nccl-lsa]
 #endif
 
 // ---- launching -------------------------------------------------------------------------------------
@@ -356,7 +364,7 @@ static const VariantInfo kVariants[] = {
     {"peer_barrier", "per GPU: partial into a slot on GPU 0, cross-GPU barrier (multi_grid.sync replacement), "
                      "every GPU adds the K slots in order: bitwise equal totals", true},
     {"nccl", "per GPU: grid_sync into a device scalar, then ncclAllReduce of the K scalars (ncclCommInitAll)", true},
-    {"nccl_lsa", "BY NAME ONLY, untested: NCCL 2.28 device API, stores into peers' windows + "
+    {"nccl_lsa", "BY NAME ONLY: NCCL 2.28 device API, stores into peers' windows + "
                  "ncclLsaBarrierSession (no multicast)", false},
 };
 
@@ -468,6 +476,7 @@ bool run_dtype(const char* dtype, const harness::Options& opt, MultiGpu& mg, Set
                         }
                       }, false});
       }
+      // [docs:launch-peer-barrier]
       if (st.peers_ok && chosen(opt, kVariants[1])) {
         vs.push_back({"peer_barrier", [&mg, &in, &count, &partials, &out, &st, K] {
                         for (int k = 0; k < K; ++k) {
@@ -478,6 +487,7 @@ bool run_dtype(const char* dtype, const harness::Options& opt, MultiGpu& mg, Set
                         }
                       }, true});
       }
+      // [/docs:launch-peer-barrier]
 #if HAVE_NCCL
       if (chosen(opt, kVariants[2])) {
         vs.push_back({"nccl", [&mg, &in, &count, &partials, &out, &st, K] {
@@ -487,6 +497,7 @@ bool run_dtype(const char* dtype, const harness::Options& opt, MultiGpu& mg, Set
                           launch_cooperative(reduce_shard<T>, blocks, mg[k].stream, in[size_t(k)], count[size_t(k)],
                                              partials(k), out(k) + 16);
                         }
+                        // [docs:nccl-allreduce]
                         // One thread drives K communicators: the calls must be grouped.
                         // Floats: NCCL does not document the order in which it adds the K
                         // values (it depends on the algorithm it picks: ring, tree; NVLS is
@@ -497,6 +508,7 @@ bool run_dtype(const char* dtype, const harness::Options& opt, MultiGpu& mg, Set
                           NCCL_CHECK(ncclAllReduce(out(k) + 16, out(k), 1, nccl_type<T>(), ncclSum, st.comms[size_t(k)],
                                                    mg[k].stream));
                         NCCL_CHECK(ncclGroupEnd());
+                        // [/docs:nccl-allreduce]
                       }, true});
       }
 #endif
@@ -807,6 +819,7 @@ static void teardown_lsa(MultiGpu& mg, Setup& st) {
 }
 #endif
 
+// [docs:one-process-per-gpu]
 // ---- one process per GPU (NCCL) ----------------------------------------------------------------------
 // scripts/nccl_launch.sh K ./step08_multi_grid [flags] starts K of these, one per GPU
 // (CUDA_VISIBLE_DEVICES=r, so each sees its GPU as device 0). Rank 0 writes ncclGetUniqueId's
@@ -816,6 +829,7 @@ static void teardown_lsa(MultiGpu& mg, Setup& st) {
 // mpirun/torchrun do, rank 0's id broadcast (MPI_Bcast, a TCP store) with rank and size
 // from the launcher's environment (OMPI_COMM_WORLD_RANK, SLURM_PROCID, RANK/WORLD_SIZE).
 // NCCL then goes over the network between nodes; nothing here is measured across nodes.
+// [/docs:one-process-per-gpu]
 #if HAVE_NCCL
 static ncclUniqueId exchange_id(const harness::Options& opt) {
   ncclUniqueId id{};
