@@ -5,6 +5,7 @@
 
 For every device found in the files it writes, into DIR:
     bandwidth_<gpu>.png    GB/s vs n, best variant of every step, CUB and the floor (int and float)
+    segmented_<gpu>.png    step 06: GB/s against the row length, every variant, CUB, the floor
     latency_<gpu>.png      median microseconds vs n, log-log, the same curves (int and float)
     ladder_<gpu>.png       every step and variant at the largest n, CUB and the floor, with % of peak
     warp_unroll_<gpu>.png  step00, step01's three variants, step02 at 2^24 and 2^30
@@ -14,6 +15,7 @@ and headline.png: int GB/s vs n with the same curves, one panel per device (the 
 plain vectorized read of the same n elements, timed in every run: a reduction can at best match it.
 """
 import argparse
+from collections import defaultdict
 import os
 import sys
 
@@ -218,6 +220,40 @@ def scaling_figure(rows, device, path):
     return True
 
 
+def segmented_figure(rows, device, path):
+    """Step 06's sum per row: GB/s (matrix read + row sums written, over the median time)
+    against the row length, one line per variant, CUB's DeviceSegmentedReduce and the floor;
+    int and float panels. Only the 2^26-element sweep (the blog's 2^29 shape is a table)."""
+    seg = [r for r in rows if r["device"] == device and r["shape"].startswith("cols=") and r["n"] == 1 << 26
+           and r["verified"] and r["step"] in ("step06_cooperative_groups", "cub", "floor")]
+    if not seg:
+        return False
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    for ax, dtype in zip(axes, ("int", "float")):
+        lines = defaultdict(dict)
+        for r in seg:
+            if r["dtype"] == dtype:
+                lines[(r["step"], r["variant"])][int(r["shape"].split("=", 1)[1])] = r["gbps"]
+        for (step, variant), by_cols in sorted(lines.items()):
+            xs = sorted(by_cols)
+            ref = step in ("cub", "floor")
+            label = {"cub": "CUB DeviceSegmentedReduce::Sum", "floor": "floor (plain read)"}.get(step, variant)
+            ax.plot(xs, [by_cols[x] for x in xs], marker="o", ms=3, label=label, lw=2.5 if ref else 1.5,
+                    ls="--" if ref else "-", color="black" if step == "floor" else None)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("row length (elements per row; 2^26 elements in all)")
+        ax.set_ylabel("GB/s (matrix + row sums / median time)")
+        ax.grid(alpha=0.3, which="both")
+        ax.set_title(f"{device}, {dtype}")
+    axes[0].legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"Step 06: one sum per row, every variant and CUB ({device})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def headline_figure(rows, path):
     devs = results.devices(rows)
     fig, axes = plt.subplots(1, len(devs), figsize=(6.5 * len(devs), 5), squeeze=False)
@@ -252,6 +288,9 @@ def main(argv=None):
             p = os.path.join(a.out, f"warp_unroll_{s}.png")
             if warp_unroll_figure(single, dev, p):
                 written.append(p)
+        p = os.path.join(a.out, f"segmented_{s}.png")
+        if segmented_figure(rows, dev, p):
+            written.append(p)
         p = os.path.join(a.out, f"scaling_{s}.png")
         if scaling_figure(rows, dev, p):
             written.append(p)

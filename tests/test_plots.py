@@ -252,6 +252,26 @@ class Results(unittest.TestCase):
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", p)
             self.assertGreater(os.path.getsize(p), 10000, p)
 
+    def test_segmented_figure(self):
+        """Step 06's rows (shape cols=C at 2^26 elements) give segmented_<gpu>.png with a line
+        per variant; rows of another total n (the blog's shape) and of other steps are left
+        out, and without such rows no figure is claimed."""
+        import plot
+        lines = [HEADER]
+        n = 1 << 26
+        for dtype in ("int", "float"):
+            for cols in (1, 16, 256, 4096):
+                for step, v, frac in (("cub", "cub", 0.1), ("floor", "read", 0.95),
+                                      ("step06_cooperative_groups", "tile_cg_reduce", 0.8)):
+                    g = gbps(frac, 26)
+                    lines.append(row(step, v, dtype, n, g, "true", f",1.0000,1.0000,cols={cols}"))
+        path = os.path.join(self.tmp.name, "segmented.png")
+        rows = results.load([self.write("step06_cooperative_groups.csv", "\n".join(lines) + "\n")])
+        self.assertTrue(plot.segmented_figure(rows, "Sample GPU", path))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertFalse(plot.segmented_figure(self.rows, "Sample GPU", path + ".none.png"))
+
     def test_scaling_figure(self):
         """Step 08's rows (shape gpus=1 and gpus=2, several GPUs) give scaling_<gpu>.png, and
         stay out of the one-GPU figures: their n and their % of K GPUs' peak would change
