@@ -122,8 +122,11 @@ inline double parse_percent(const std::string& text, const std::string& flag) {
   return v;
 }
 
-inline Options parse_args(int argc, const char* const* argv) {
-  Options o;
+// Walks the command line: calls on_flag(flag, take) for every flag, where take() returns
+// the flag's value ("--n 4M" or "--n=4M") or throws "FLAG: missing value". Shared by every
+// program's own flags (parse_args below, grid_sync_cost's).
+template <class OnFlag>
+void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     std::string value;
@@ -138,6 +141,13 @@ inline Options parse_args(int argc, const char* const* argv) {
       if (i + 1 >= argc) throw UsageError(flag + ": missing value");
       return argv[++i];
     };
+    on_flag(flag, take);
+  }
+}
+
+inline Options parse_args(int argc, const char* const* argv) {
+  Options o;
+  scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
     if (flag == "--help" || flag == "-h") {
       o.help = true;
     } else if (flag == "--check") {
@@ -219,7 +229,7 @@ inline Options parse_args(int argc, const char* const* argv) {
     } else {
       throw UsageError(flag + ": unknown flag (see --help)");
     }
-  }
+  });
   // The one-process-per-GPU mode needs all three of --rank, --nranks and --id-file.
   const bool any_rank_flag = o.rank >= 0 || o.nranks > 0 || !o.id_file.empty();
   if (any_rank_flag) {

@@ -33,19 +33,7 @@ struct CostOptions {
 
 static CostOptions parse(int argc, char** argv) {
   CostOptions o;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i], value;
-    bool inline_value = false;
-    if (size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      inline_value = true;
-    }
-    auto take = [&]() -> std::string {
-      if (inline_value) return value;
-      if (i + 1 >= argc) throw harness::UsageError(flag + ": missing value");
-      return argv[++i];
-    };
+  harness::scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
     if (flag == "--help" || flag == "-h") o.help = true;
     else if (flag == "--syncs") o.syncs = harness::parse_int(take(), "--syncs", 1, 1000000);
     else if (flag == "--reps") o.reps = harness::parse_int(take(), "--reps", 1, 1000);
@@ -61,7 +49,7 @@ static CostOptions parse(int argc, char** argv) {
         o.threads.push_back(t);
       }
     } else throw harness::UsageError(flag + ": unknown flag (see --help)");
-  }
+  });
   return o;
 }
 
