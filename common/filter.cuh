@@ -52,25 +52,19 @@ struct FilterVariant {
 // each sorted, then merged pairwise.
 template <typename T>
 std::vector<uint32_t> expected_kept(uint64_t seed, size_t n, Keep<T> keep) {
-  unsigned workers = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
-  if (n < (size_t(1) << 16)) workers = 1;
-  std::vector<std::vector<uint32_t>> part(workers);
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      const size_t begin = n / workers * w, end = (w + 1 == workers) ? n : n / workers * (w + 1);
-      for (size_t i = begin; i < end; ++i) {
-        const T x = input_value<T>(seed, i);
-        if (keep(x)) {
-          uint32_t bits;
-          std::memcpy(&bits, &x, 4);
-          part[w].push_back(bits);
-        }
+  std::vector<std::vector<uint32_t>> part(kHostWorkers);
+  on_host_cores(n, [&](size_t begin, size_t end, unsigned w) {
+    for (size_t i = begin; i < end; ++i) {
+      const T x = input_value<T>(seed, i);
+      if (keep(x)) {
+        uint32_t bits;
+        std::memcpy(&bits, &x, 4);
+        part[w].push_back(bits);
       }
-      std::sort(part[w].begin(), part[w].end());
-    });
-  }
-  for (auto& t : pool) t.join();
+    }
+    std::sort(part[w].begin(), part[w].end());
+  });
+  std::vector<std::thread> pool;
   while (part.size() > 1) {
     std::vector<std::vector<uint32_t>> merged((part.size() + 1) / 2);
     pool.clear();
@@ -89,6 +83,25 @@ std::vector<uint32_t> expected_kept(uint64_t seed, size_t n, Keep<T> keep) {
     part = std::move(merged);
   }
   return std::move(part[0]);
+}
+
+// The filter's rule: the count exact, the slot after the last kept element untouched (still
+// all bits set: `after`), and the output, sorted (order may differ: sorted_output() gives
+// it, asked for only when the count is right), equal to the host's sorted list bit for bit.
+inline Verdict check_kept(const std::vector<uint32_t>& expected, unsigned long long count, uint32_t after,
+                          const std::function<std::vector<uint32_t>()>& sorted_output) {
+  Verdict v;
+  if (count != expected.size())
+    v.detail = "count: expected " + std::to_string(expected.size()) + " got " + std::to_string(count);
+  else if (after != 0xFFFFFFFFu)
+    v.detail = "the slot after the last kept element was written";
+  else if (sorted_output() != expected)
+    v.detail = "count right (" + std::to_string(count) + ") but not the passing elements";
+  else {
+    v.ok = true;
+    v.detail = std::to_string(count) + " kept, the passing elements exactly";
+  }
+  return v;
 }
 
 // Sorts out[0..count) as 32-bit keys into `sorted` (GPU, outside timing), temp storage kept.
@@ -164,11 +177,7 @@ bool run_filter_dtype(const char* dtype, const Options& opt, const DeviceInfo& d
       char shape[32];
       std::snprintf(shape, sizeof shape, "pass=%g%%", rate);
       for (size_t offset : opt.offsets) {
-        const size_t lead = 64 + offset;
-        T* base = static_cast<T*>(d_in_raw);
-        fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, n, lead + n + 64, opt.seed);
-        CUDA_CHECK_LAUNCH();
-        const T* in = base + lead;
+        const T* in = place_input<T>(d_in_raw, n, offset, opt.seed, s);
         // One run on a poisoned output and count (all bits set), then the three checks.
         auto verified = [&](const std::function<void()>& launch) {
           CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, (n + 1) * sizeof(T), s));
@@ -177,24 +186,9 @@ bool run_filter_dtype(const char* dtype, const Options& opt, const DeviceInfo& d
           unsigned long long count = 0;
           CUDA_CHECK(cudaMemcpyAsync(&count, d_count, sizeof count, cudaMemcpyDeviceToHost, s));
           CUDA_CHECK(cudaStreamSynchronize(s));
-          Verdict v;
-          if (count != expected.size()) {
-            v.detail = "count: expected " + std::to_string(expected.size()) + " got " + std::to_string(count);
-            return v;
-          }
           uint32_t after = 0;
-          CUDA_CHECK(cudaMemcpy(&after, d_out + count, 4, cudaMemcpyDeviceToHost));
-          if (after != 0xFFFFFFFFu) {
-            v.detail = "the slot after the last kept element was written";
-            return v;
-          }
-          if (sorter.sorted_copy(d_out, count, s) != expected) {
-            v.detail = "count right (" + std::to_string(count) + ") but not the passing elements";
-            return v;
-          }
-          v.ok = true;
-          v.detail = std::to_string(count) + " kept, the passing elements exactly";
-          return v;
+          if (count == expected.size()) CUDA_CHECK(cudaMemcpy(&after, d_out + count, 4, cudaMemcpyDeviceToHost));
+          return check_kept(expected, count, after, [&] { return sorter.sorted_copy(d_out, count, s); });
         };
         std::vector<Contender> contenders;
         auto cub_select = cub.prepare(in, n, keep, d_out, d_count, s);
@@ -227,7 +221,7 @@ inline Problem filter_problem(const char* step, std::vector<FilterVariant> varia
     for (const auto& v : variants)
       if (std::find(chosen.begin(), chosen.end(), v.name) != chosen.end()) run.push_back(&v);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-    const size_t in_bytes = (max_n + 64 + 16 + 64) * 4, out_bytes = (max_n + 64) * 4;
+    const size_t in_bytes = input_buffer_bytes(max_n), out_bytes = (max_n + 64) * 4;
     // The sort of the output needs a copy and CUB's temporary storage (about one more copy).
     require_memory(in_bytes + 3 * out_bytes + (size_t(64) << 20), std::to_string(max_n) + " elements to filter");
     void* d_in = nullptr;

@@ -99,10 +99,26 @@ inline DeviceInfo device_info(int device) {
   return d;
 }
 
+// base[lead .. lead + n) = elements first .. first + n - 1 of the input (first: where a
+// shard starts in the whole array, step 08), every other slot of base[0 .. total) a guard.
 template <typename T>
-__global__ void fill_input_kernel(T* base, size_t lead, size_t n, size_t total, uint64_t seed) {
+__global__ void fill_input_kernel(T* base, size_t lead, size_t n, size_t total, uint64_t seed, size_t first) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x)
-    base[i] = (i >= lead && i - lead < n) ? input_value<T>(seed, i - lead) : guard_value<T>();
+    base[i] = (i >= lead && i - lead < n) ? input_value<T>(seed, first + (i - lead)) : guard_value<T>();
+}
+
+// Every input buffer: 256 bytes of guard values, `offset` more elements, the n elements, and
+// 256 bytes of guards after them (a buffer of n + kGuardElements + 16 + kGuardElements
+// elements fits any offset up to 15). Returns where the input starts.
+constexpr size_t kGuardElements = 64;
+inline size_t input_buffer_bytes(size_t n) { return (n + 2 * kGuardElements + 16) * 4; }  // int and float: 4 bytes
+template <typename T>
+T* place_input(void* buf, size_t n, size_t offset, uint64_t seed, cudaStream_t s, size_t first = 0) {
+  const size_t lead = kGuardElements + offset;
+  T* base = static_cast<T*>(buf);
+  fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, n, lead + n + kGuardElements, seed, first);
+  CUDA_CHECK_LAUNCH();
+  return base + lead;
 }
 
 // Reads a buffer twice the L2's size so that the next timed run finds its input in DRAM,
@@ -343,11 +359,7 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::s
   cudaStream_t s = ctx.stream;
   for (size_t n : opt.sizes) {
     for (size_t offset : opt.offsets) {
-      const size_t lead = 64 + offset;  // 256 bytes of guard values, then `offset` more elements
-      T* base = static_cast<T*>(d_in_raw);
-      fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, n, lead + n + 64, opt.seed);
-      CUDA_CHECK_LAUNCH();
-      const T* in = base + lead;
+      const T* in = place_input<T>(d_in_raw, n, offset, opt.seed, s);
       const Reference ref = reference_sum<T>(opt.seed, n);
       const size_t bytes = n * sizeof(T);
 
@@ -388,22 +400,22 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::s
 // Exit code when the program cannot go on: 77 without a usable GPU (one line on stdout), 2 for
 // a --device out of range, 1 for a binary not built for this GPU; -1 when all is well, with the
 // device selected.
-inline int open_device(const Options& opt, const char* step) {
+inline int open_device(int device, const char* step) {
   int count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
     std::printf("%s: no usable CUDA GPU (%s); skipping.\n", step,
                 e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
     return 77;
   }
-  if (opt.device >= count) {
-    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", step, opt.device, count);
+  if (device >= count) {
+    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", step, device, count);
     return 2;
   }
-  CUDA_CHECK(cudaSetDevice(opt.device));
+  CUDA_CHECK(cudaSetDevice(device));
   cudaFuncAttributes attr{};
   if (cudaFuncGetAttributes(&attr, fill_input_kernel<unsigned>) == cudaErrorNoKernelImageForDevice) {
     cudaDeviceProp p{};
-    CUDA_CHECK(cudaGetDeviceProperties(&p, opt.device));
+    CUDA_CHECK(cudaGetDeviceProperties(&p, device));
     std::fprintf(stderr, "%s: error: not built for this GPU (sm_%d%d); reconfigure with -DCMAKE_CUDA_ARCHITECTURES=native\n",
                  step, p.major, p.minor);
     return 1;
@@ -415,12 +427,11 @@ inline int open_device(const Options& opt, const char* step) {
 // Pascal has it, a virtualised or driver-limited one may not. Such a device gets one line
 // and, from the caller, exit 77, like a machine without a GPU. A missing GPU or a bad
 // --device is left to open_device, which reports it.
-inline bool cooperative_unsupported(const Options& opt, const char* step) {
+inline bool cooperative_unsupported(int device, const char* step) {
   int count = 0, coop = 1;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || opt.device >= count) return false;
-  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, opt.device) != cudaSuccess || coop) return false;
-  std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", step,
-              opt.device);
+  if (cudaGetDeviceCount(&count) != cudaSuccess || device >= count) return false;
+  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device) != cudaSuccess || coop) return false;
+  std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", step, device);
   return true;
 }
 
@@ -451,6 +462,28 @@ inline void print_header(const Options& opt, const DeviceInfo& dev, const char* 
                 "xfloor", "check");
 }
 
+// How every program ends: body() returns the exit code; a UsageError thrown on the way (a
+// flag only a launch can judge, e.g. step07's --blocks) becomes 2, any other error 1, each
+// as one line on stderr.
+template <class Body>
+int exit_code_of(const char* step, Body&& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
+    return 1;
+  }
+}
+
+// 0 when every result that should be right was right, else one line and 1.
+inline int verdict_code(const char* step, bool ok) {
+  if (!ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", step);
+  return ok ? 0 : 1;
+}
+
 // The whole program behind every step's main(). Exit codes: see usage_text().
 inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants) {
   Options opt;
@@ -474,11 +507,11 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     std::printf("%s", usage_text());
     return 0;
   }
-  try {
-    if (int code = open_device(opt, step); code >= 0) return code;
+  return exit_code_of(step, [&] {
+    if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-    const size_t in_bytes = (max_n + 64 + 16 + 64) * 4;  // guards + offset room; int and float are 4 bytes
+    const size_t in_bytes = input_buffer_bytes(max_n);
     const size_t scratch_bytes = max_n / 32 * 8 + (size_t(1) << 20);
     require_memory(in_bytes + scratch_bytes, std::to_string(max_n) + " elements");
     print_header(opt, dev, step);
@@ -498,15 +531,8 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_scratch));
     CUDA_CHECK(cudaFree(d_out));
-    if (!ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", step);
-    return ok ? 0 : 1;
-  } catch (const UsageError& e) {  // a flag only a launch can judge, e.g. step07's --blocks
-    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
-    return 1;
-  }
+    return verdict_code(step, ok);
+  });
 }
 
 }  // namespace harness

@@ -26,14 +26,6 @@ inline size_t shard_begin(size_t n, int K, int k) {
 }
 inline size_t shard_size(size_t n, int K, int k) { return shard_begin(n, K, k + 1) - shard_begin(n, K, k); }
 
-// fill_input_kernel numbers the elements from the start of its buffer; a shard needs the
-// global index (first + j), so that every GPU fills its own slice of the one array that the
-// host reference sums. Guards before and after, as in the single-GPU buffer.
-template <typename T>
-__global__ void fill_shard_kernel(T* base, size_t lead, size_t count, size_t first, size_t total, uint64_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x)
-    base[i] = (i >= lead && i - lead < count) ? input_value<T>(seed, first + (i - lead)) : guard_value<T>();
-}
 
 // Spins `ns` nanoseconds on one thread. Before each timed run GPU 0 waits this long after
 // the flushes, so that the host has queued all K GPUs' work (launches into K streams, NCCL's
@@ -127,7 +119,7 @@ class MultiGpu {
       g.device = d;
       CUDA_CHECK(cudaSetDevice(d));
       g.info = device_info(d);
-      g.in_bytes = (max_shard + 64 + 16 + 64) * 4;  // int and float are 4 bytes
+      g.in_bytes = input_buffer_bytes(max_shard);
       g.scratch_bytes = size_t(1) << 20;             // partials of at most 65536 blocks x 8 bytes x 2
       size_t free_b = 0, total_b = 0;
       CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -190,15 +182,11 @@ class MultiGpu {
   template <typename T>
   std::vector<const T*> fill(size_t n, size_t offset, uint64_t seed) {
     std::vector<const T*> in;
-    const size_t lead = 64 + offset;
     for (int k = 0; k < size(); ++k) {
       Gpu& g = gpus_[size_t(k)];
       use(k);
-      const size_t count = shard_size(n, size(), k);
-      fill_shard_kernel<T><<<1024, 256, 0, g.stream>>>(static_cast<T*>(g.in), lead, count, shard_begin(n, size(), k),
-                                                        lead + count + 64, seed);
-      CUDA_CHECK_LAUNCH();
-      in.push_back(static_cast<const T*>(g.in) + lead);
+      // Global indices: every GPU fills its own slice of the one array the host sums.
+      in.push_back(place_input<T>(g.in, shard_size(n, size(), k), offset, seed, g.stream, shard_begin(n, size(), k)));
     }
     sync_all();
     return in;

@@ -82,20 +82,10 @@ __global__ void normalize_guards_kernel(T* base, size_t lead, size_t n, size_t t
 }
 
 // ---- host reference and verification -----------------------------------------------------
-template <class Work>
-void on_host_cores(size_t count, Work&& work) {  // work(begin, end, w) over `count` items in pieces
-  unsigned workers = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
-  if (count < (size_t(1) << 16)) workers = 1;
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w)
-    pool.emplace_back([&, w] { work(count / workers * w, (w + 1 == workers) ? count : count / workers * (w + 1), w); });
-  for (auto& t : pool) t.join();
-}
-
 // The key of max|x| over input_value<T>(seed, 0..n-1).
 template <typename T>
 unsigned reference_max_key(uint64_t seed, size_t n) {
-  std::vector<unsigned> part(64, 0);
+  std::vector<unsigned> part(kHostWorkers, 0);
   on_host_cores(n, [&](size_t begin, size_t end, unsigned w) {
     unsigned m = 0;
     for (size_t i = begin; i < end; ++i) m = std::max(m, abs_key(input_value<T>(seed, i)));
@@ -120,7 +110,7 @@ Verdict verify_normalized(const std::vector<uint32_t>& got, uint64_t seed, size_
   struct Tally {
     size_t wrong = 0, first = 0;
   };
-  std::vector<Tally> tally(64);
+  std::vector<Tally> tally(kHostWorkers);
   on_host_cores(n, [&](size_t begin, size_t end, unsigned w) {
     Tally t;
     for (size_t i = begin; i < end; ++i)
@@ -280,13 +270,10 @@ bool run_normalize_dtype(const char* dtype, const Options& opt, Bench& bench, co
     for (size_t offset : opt.offsets) {
       // Input and output both start `offset` elements past a 256-byte boundary, 256 bytes
       // after the start of their buffers: aligned alike, so the 16-byte paths are the ones tested.
-      const size_t lead = 64 + offset, total = lead + n + 64;
-      T* base = static_cast<T*>(d_in_raw);
-      fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, n, total, opt.seed);
+      const size_t lead = kGuardElements + offset;
+      T* in = place_input<T>(d_in_raw, n, offset, opt.seed, s);
+      normalize_guards_kernel<T><<<1, 256, 0, s>>>(in - lead, lead, n, lead + n + kGuardElements);
       CUDA_CHECK_LAUNCH();
-      normalize_guards_kernel<T><<<1, 256, 0, s>>>(base, lead, n, total);
-      CUDA_CHECK_LAUNCH();
-      const T* in = base + lead;
       float* out = d_out_base + lead;
       // One run on a poisoned output (out[-1] .. out[n], all bits set), then every element.
       auto verified = [&](const std::function<void()>& launch) {
@@ -330,7 +317,7 @@ inline Problem normalize_problem(const char* step, std::vector<NormalizeVariant>
     for (const auto& v : variants)
       if (std::find(chosen.begin(), chosen.end(), v.name) != chosen.end()) run.push_back(&v);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-    const size_t bytes = (max_n + 64 + 16 + 64) * 4, scratch_bytes = size_t(1) << 20;
+    const size_t bytes = input_buffer_bytes(max_n), scratch_bytes = size_t(1) << 20;
     require_memory(2 * bytes + scratch_bytes + (size_t(64) << 20), std::to_string(max_n) + " elements in and out");
     void *d_in = nullptr, *d_out = nullptr, *d_scratch = nullptr;
     CUDA_CHECK(cudaMalloc(&d_in, bytes));

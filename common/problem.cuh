@@ -54,8 +54,8 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     std::printf("%s", usage_text());
     return 0;
   }
-  try {
-    if (int code = open_device(opt, step); code >= 0) return code;
+  return exit_code_of(step, [&] {
+    if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
     print_header(opt, dev, step);
     Bench bench(opt, dev, step);
@@ -68,15 +68,8 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
       if (chosen.empty()) continue;
       ok &= p.run(opt, dev, bench, chosen);
     }
-    if (!ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", step);
-    return ok ? 0 : 1;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
-    return 1;
-  }
+    return verdict_code(step, ok);
+  });
 }
 
 }  // namespace harness

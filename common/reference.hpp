@@ -65,43 +65,66 @@ struct Reference {
   double sum_squares = 0; // float: sum of x^2, gives the spread of the data for the tolerance
 };
 
-// Exact sum of input_value<T>(seed, 0..n-1), spread over the host's cores.
-template <typename T>
-Reference reference_sum(uint64_t seed, size_t n) {
-  unsigned workers = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
-  if (n < (size_t(1) << 16)) workers = 1;
-  std::vector<Reference> part(workers);
+// Runs work(begin, end, w) on the host's cores over [0, count) cut into pieces, w = 0.. the
+// piece's number (fewer than kHostWorkers); one piece when there is little work (under 2^16
+// elements, each of the count items standing for `elements_each`). Every host-side
+// reference and check of the harness is spread this way.
+constexpr unsigned kHostWorkers = 64;
+template <class Work>
+void on_host_cores(size_t count, Work&& work, size_t elements_each = 1) {
+  unsigned workers = std::max(1u, std::min(kHostWorkers, std::thread::hardware_concurrency()));
+  if (count < 2 || count * elements_each < (size_t(1) << 16)) workers = 1;
   std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      size_t begin = n / workers * w, end = (w + 1 == workers) ? n : n / workers * (w + 1);
-      Reference r;
-      for (size_t i = begin; i < end; ++i) {
-        if constexpr (std::is_integral_v<T>) {
-          r.int_sum += input_value<T>(seed, i);
-        } else {
-          const int64_t k = float_input_steps(seed, i);
-          r.float_steps += k;
-          r.sum_squares += double(k) * double(k);
-        }
-      }
-      part[w] = r;
-    });
-  }
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] { work(count / workers * w, (w + 1 == workers) ? count : count / workers * (w + 1), w); });
   for (auto& t : pool) t.join();
-  Reference total;
-  for (const auto& r : part) {
-    total.int_sum += r.int_sum;
-    total.float_steps += r.float_steps;
-    total.sum_squares += r.sum_squares;
+}
+
+// The exact sums of input_value<T>(seed, begin..end-1) in integer units (int: modulo 2^32;
+// float: steps of 2^-23, squares in units of 2^-46), so that pieces add up exactly.
+template <typename T>
+Reference partial_reference(uint64_t seed, size_t begin, size_t end) {
+  Reference r;
+  for (size_t i = begin; i < end; ++i) {
+    if constexpr (std::is_integral_v<T>) {
+      r.int_sum += input_value<T>(seed, i);
+    } else {
+      const int64_t k = float_input_steps(seed, i);
+      r.float_steps += k;
+      r.sum_squares += double(k) * double(k);
+    }
   }
+  return r;
+}
+
+inline void add_partial(Reference& total, const Reference& part) {
+  total.int_sum += part.int_sum;
+  total.float_steps += part.float_steps;
+  total.sum_squares += part.sum_squares;
+}
+
+// A sum of partial references in real units: the exact sum as a double, sum x^2 for floats.
+template <typename T>
+Reference finished(Reference r) {
   if constexpr (std::is_integral_v<T>) {
-    total.sum = double(total.int_sum);
+    r.sum = double(r.int_sum);
   } else {
-    total.sum = std::ldexp(double(total.float_steps), -23);
-    total.sum_squares = std::ldexp(total.sum_squares, -46);
+    r.sum = std::ldexp(double(r.float_steps), -23);
+    r.sum_squares = std::ldexp(r.sum_squares, -46);
   }
-  return total;
+  return r;
+}
+
+// Exact sum of input_value<T>(seed, first..first+n-1), spread over the host's cores.
+template <typename T>
+Reference reference_sum(uint64_t seed, size_t n, size_t first = 0) {
+  std::vector<Reference> part(kHostWorkers);
+  on_host_cores(n, [&](size_t begin, size_t end, unsigned w) {
+    part[w] = partial_reference<T>(seed, first + begin, first + end);
+  });
+  Reference total;
+  for (const auto& r : part) add_partial(total, r);
+  return finished<T>(total);
 }
 
 // Float tolerance, from a stated error model (docs/README.md, "Verification"):

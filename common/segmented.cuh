@@ -83,86 +83,44 @@ class CubSegmentedSum {
   size_t temp_bytes_ = 0, offsets_bytes_ = 0;
 };
 
-// Exact sums of elements [begin, end) of the input (one thread): what reference_sum does for [0, n).
-template <typename T>
-Reference range_reference(uint64_t seed, size_t begin, size_t end) {
-  Reference r;
-  for (size_t i = begin; i < end; ++i) {
-    if constexpr (std::is_integral_v<T>) {
-      r.int_sum += input_value<T>(seed, i);
-    } else {
-      const int64_t k = float_input_steps(seed, i);
-      r.float_steps += k;
-      r.sum_squares += double(k) * double(k);  // in units of 2^-46 until finished
-    }
-  }
-  return r;
-}
-
 // Checks all rows of `got` (rows + 1 values: the one past the last row must still be the
 // poison, all bits set) against sums the host recomputes from the generator, spread over
 // its cores: a row each when there are many rows, pieces of each row when there are few.
 // No reference is stored. The detail names the first wrong row.
 template <typename T>
 Verdict verify_rows(const std::vector<T>& got, uint64_t seed, size_t rows, size_t cols) {
-  unsigned workers = std::max(1u, std::min(64u, std::thread::hardware_concurrency()));
-  if (rows * cols < (size_t(1) << 16)) workers = 1;
   struct Tally {
     size_t wrong = 0, first = 0;
     Verdict first_verdict;
     double worst = 0;  // float: the largest err / tol of a right row
   };
-  auto check = [&](size_t r, Reference ref, Tally& t) {
-    bool ok;
-    Verdict v;
-    if constexpr (std::is_integral_v<T>) {
-      ref.sum = double(ref.int_sum);
-      ok = got[r] == ref.int_sum;
-      if (!ok) v = verify(got[r], ref);
-    } else {
-      ref.sum = std::ldexp(double(ref.float_steps), -23);
-      ref.sum_squares = std::ldexp(ref.sum_squares, -46);
-      const double err = std::fabs(double(got[r]) - ref.sum), tol = float_tolerance(cols, ref.sum_squares);
-      ok = std::isfinite(got[r]) && err <= tol;  // a row of zeros has tol 0: its sum must be exact
-      if (ok && tol > 0) t.worst = std::max(t.worst, err / tol);
-      if (!ok) v = verify(got[r], ref, cols);
+  // One row against its exact sum: the harness's rule, with the row's length as n.
+  auto check = [&](size_t r, const Reference& partial, Tally& t) {
+    const Reference ref = finished<T>(partial);
+    const Verdict v = verify_result(got[r], ref, cols);
+    if constexpr (!std::is_integral_v<T>) {
+      const double tol = float_tolerance(cols, ref.sum_squares);  // 0 for a row of zeros: exact then
+      if (v.ok && tol > 0) t.worst = std::max(t.worst, std::fabs(double(got[r]) - ref.sum) / tol);
     }
-    if (!ok && t.wrong++ == 0) {
+    if (!v.ok && t.wrong++ == 0) {
       t.first = r;
       t.first_verdict = v;
     }
   };
-  std::vector<Tally> tally(workers);
-  auto in_parallel = [&](auto&& work) {  // work(w) for w = 0..workers-1 on threads
-    std::vector<std::thread> pool;
-    for (unsigned w = 0; w < workers; ++w) pool.emplace_back([&, w] { work(w); });
-    for (auto& t : pool) t.join();
-  };
-  auto piece = [&](size_t count, unsigned w, size_t& begin, size_t& end) {
-    begin = count / workers * w;
-    end = (w + 1 == workers) ? count : count / workers * (w + 1);
-  };
-  if (rows >= workers) {
-    in_parallel([&](unsigned w) {
-      size_t begin, end;
-      piece(rows, w, begin, end);
-      for (size_t r = begin; r < end; ++r) check(r, range_reference<T>(seed, r * cols, (r + 1) * cols), tally[w]);
-    });
+  std::vector<Tally> tally(kHostWorkers);
+  if (rows >= kHostWorkers) {
+    on_host_cores(rows, [&](size_t begin, size_t end, unsigned w) {
+      for (size_t r = begin; r < end; ++r) check(r, partial_reference<T>(seed, r * cols, (r + 1) * cols), tally[w]);
+    }, cols);
   } else {
     for (size_t r = 0; r < rows; ++r) {
-      std::vector<Reference> parts(workers);
-      in_parallel([&](unsigned w) {
-        size_t begin, end;
-        piece(cols, w, begin, end);
-        parts[w] = range_reference<T>(seed, r * cols + begin, r * cols + end);
+      std::vector<Reference> parts(kHostWorkers);
+      on_host_cores(cols, [&](size_t begin, size_t end, unsigned w) {
+        parts[w] = partial_reference<T>(seed, r * cols + begin, r * cols + end);
       });
-      Reference ref;
-      for (const auto& p : parts) {
-        ref.int_sum += p.int_sum;
-        ref.float_steps += p.float_steps;
-        ref.sum_squares += p.sum_squares;
-      }
-      check(r, ref, tally[0]);
+      Reference row;
+      for (const auto& p : parts) add_partial(row, p);
+      check(r, row, tally[0]);
     }
   }
   size_t wrong = 0;
@@ -203,11 +161,7 @@ bool run_segmented_dtype(const char* dtype, const Options& opt, const DeviceInfo
       const size_t rows = std::max<size_t>(1, n / cols), total = rows * cols;
       const std::string shape = "cols=" + std::to_string(cols);
       for (size_t offset : opt.offsets) {
-        const size_t lead = 64 + offset;  // 256 bytes of guard values, then `offset` more elements
-        T* base = static_cast<T*>(d_in_raw);
-        fill_input_kernel<T><<<1024, 256, 0, s>>>(base, lead, total, lead + total + 64, opt.seed);
-        CUDA_CHECK_LAUNCH();
-        const T* in = base + lead;
+        const T* in = place_input<T>(d_in_raw, total, offset, opt.seed, s);
         // One verified run on a poisoned output (rows + 1 slots: the extra one catches a write past the end).
         auto verified = [&](const std::function<void()>& launch) {
           CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, (rows + 1) * sizeof(T), s));
@@ -256,7 +210,7 @@ inline Problem segmented_problem(const char* step, std::vector<SegmentedVariant>
         max_total = std::max(max_total, rows * cols);
         max_rows = std::max(max_rows, rows);
       }
-    const size_t in_bytes = (max_total + 64 + 16 + 64) * 4, out_bytes = (max_rows + 64) * 4;
+    const size_t in_bytes = input_buffer_bytes(max_total), out_bytes = (max_rows + 64) * 4;
     // CUB's offsets (rows + 1, up to 8 bytes each) and temporary storage (small) come on top.
     require_memory(in_bytes + out_bytes + (max_rows + 1) * 8 + (size_t(64) << 20), "a matrix of " + std::to_string(max_total) + " elements");
     void* d_in = nullptr;

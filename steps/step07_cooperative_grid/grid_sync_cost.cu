@@ -91,14 +91,7 @@ static void launch_sync_loop(unsigned blocks, int threads, int syncs, cudaStream
 }
 
 static int run(const CostOptions& opt, const char* prog) {
-  CUDA_CHECK(cudaSetDevice(opt.device));
-  int coop = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, opt.device));
-  if (!coop) {
-    std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", prog,
-                opt.device);
-    return 77;
-  }
+  if (harness::cooperative_unsupported(opt.device, prog)) return 77;
   const harness::DeviceInfo dev = harness::device_info(opt.device);
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreate(&s));
@@ -169,19 +162,8 @@ int main(int argc, char** argv) {
                 prog);
     return 0;
   }
-  int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", prog, e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
-    return 77;
-  }
-  if (opt.device >= count) {
-    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", prog, opt.device, count);
-    return 2;
-  }
-  try {
+  return harness::exit_code_of(prog, [&] {
+    if (int code = harness::open_device(opt.device, prog); code >= 0) return code;
     return run(opt, prog);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", prog, e.what());
-    return 1;
-  }
+  });
 }

@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
     // run_step parses again and reports it
   }
   g_forced_blocks = unsigned(opt.blocks);
-  if (!opt.help && harness::cooperative_unsupported(opt, step)) return 77;
+  if (!opt.help && harness::cooperative_unsupported(opt.device, step)) return 77;
 
   std::vector<harness::Variant> variants = {
       {"one_block", "one block of 1024 threads reads everything (16-byte loads), writes *out: no memset",

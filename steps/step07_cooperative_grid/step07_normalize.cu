@@ -349,7 +349,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: error: --blocks: not used by this program (its grids follow n and occupancy)\n", step);
     return 2;
   }
-  if (!opt.help && harness::cooperative_unsupported(opt, step)) return 77;
+  if (!opt.help && harness::cooperative_unsupported(opt.device, step)) return 77;
   return harness::run_problems(argc, argv, step, {
       harness::normalize_problem(step, {
           {"two_pass", "memset, max|x| kernel (cg::reduce greater, atomicMax per block), scale kernel",

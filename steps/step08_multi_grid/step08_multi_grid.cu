@@ -406,14 +406,11 @@ bool run_dtype(const char* dtype, const harness::Options& opt, MultiGpu& mg, Set
         mg.use(0);
         size_t free_b = 0, total_b = 0;
         CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-        const size_t bytes = (n + 64 + 16 + 64) * sizeof(T);
+        const size_t bytes = harness::input_buffer_bytes(n);
         if (bytes + (size_t(512) << 20) < free_b) {
           CUDA_CHECK(cudaMalloc(&whole, bytes));
-          const size_t lead = 64 + offset;
-          harness::fill_shard_kernel<T><<<1024, 256, 0, mg[0].stream>>>(static_cast<T*>(whole), lead, n, 0,
-                                                                        lead + n + 64, opt.seed);
-          CUDA_CHECK_LAUNCH();
-          auto sum = cub_whole.prepare(static_cast<const T*>(whole) + lead, n, out(0), mg[0].stream);
+          const T* whole_in = harness::place_input<T>(whole, n, offset, opt.seed, mg[0].stream);
+          auto sum = cub_whole.prepare(whole_in, n, out(0), mg[0].stream);
           auto launch = [&mg, sum] { mg.use(0); sum(); };
           const harness::Verdict v = harness::verify_result(mg.template run_once<T>(launch)[0], ref, n);
           all_ok &= v.ok;
@@ -866,11 +863,8 @@ bool rank_dtype(const char* dtype, const harness::Options& opt, ncclComm_t comm,
   bool all_ok = true;
   for (size_t n : opt.sizes) {
     for (size_t offset : opt.offsets) {
-      const size_t lead = 64 + offset, count = harness::shard_size(n, K, R);
-      harness::fill_shard_kernel<T><<<1024, 256, 0, s>>>(static_cast<T*>(d_in), lead, count,
-                                                         harness::shard_begin(n, K, R), lead + count + 64, opt.seed);
-      CUDA_CHECK_LAUNCH();
-      const T* in = static_cast<const T*>(d_in) + lead;
+      const size_t count = harness::shard_size(n, K, R);
+      const T* in = harness::place_input<T>(d_in, count, offset, opt.seed, s, harness::shard_begin(n, K, R));
       const harness::Reference ref = harness::reference_sum<T>(opt.seed, n);
       const unsigned blocks = grid_for(count, resident_on(reduce_shard<T>, opt.device));
       auto launch = [&] {
@@ -949,17 +943,9 @@ static int run_rank(const harness::Options& opt) {
   std::printf("%s: --rank needs NCCL, and this build has none; skipping.\n", kStep);
   return 77;
 #else
-  int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", kStep, e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
-    return 77;
-  }
-  if (opt.device >= count) {
-    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", kStep, opt.device, count);
-    return 2;
-  }
-  try {
-    CUDA_CHECK(cudaSetDevice(opt.device));
+  const std::string who = std::string(kStep) + ": rank " + std::to_string(opt.rank);
+  return harness::exit_code_of(who.c_str(), [&] {
+    if (int code = harness::open_device(opt.device, kStep); code >= 0) return code;
     const harness::DeviceInfo dev = harness::device_info(opt.device);
     const ncclUniqueId id = exchange_id(opt);
     ncclComm_t comm;
@@ -971,7 +957,7 @@ static int run_rank(const harness::Options& opt) {
     void *d_in = nullptr, *d_scratch = nullptr, *d_out = nullptr;
     int4* flush = nullptr;
     const size_t flush_count = size_t(std::max(dev.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
-    CUDA_CHECK(cudaMalloc(&d_in, (max_shard + 64 + 16 + 64) * 4));
+    CUDA_CHECK(cudaMalloc(&d_in, harness::input_buffer_bytes(max_shard)));
     CUDA_CHECK(cudaMalloc(&d_scratch, size_t(1) << 20));
     CUDA_CHECK(cudaMalloc(&d_out, 512));
     CUDA_CHECK(cudaMemset(d_out, 0, 512));
@@ -994,15 +980,8 @@ static int run_rank(const harness::Options& opt) {
     cudaFree(d_out);
     cudaFree(flush);
     if (opt.rank == 0) std::remove(opt.id_file.c_str());
-    if (!ok) std::printf("%s: rank %d: FAILED: a result that should be right was wrong (see above)\n", kStep, opt.rank);
-    return ok ? 0 : 1;
-  } catch (const harness::UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", kStep, e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: rank %d: error: %s\n", kStep, opt.rank, e.what());
-    return 1;
-  }
+    return harness::verdict_code(who.c_str(), ok);
+  });
 #endif
 }
 
@@ -1045,26 +1024,12 @@ int main(int argc, char** argv) {
 
   std::vector<int> devices;
   if (int code = harness::select_gpus(opt, kStep, devices); code >= 0) return code;
-  try {
+  return harness::exit_code_of(kStep, [&] {
     size_t max_shard = 0;
     for (size_t n : opt.sizes) max_shard = std::max(max_shard, harness::shard_size(n, int(devices.size()), 0));
-    CUDA_CHECK(cudaSetDevice(devices[0]));
-    cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, reduce_shard<unsigned>) == cudaErrorNoKernelImageForDevice) {
-      cudaDeviceProp p{};
-      CUDA_CHECK(cudaGetDeviceProperties(&p, devices[0]));
-      std::fprintf(stderr, "%s: error: not built for this GPU (sm_%d%d); reconfigure with -DCMAKE_CUDA_ARCHITECTURES=native\n",
-                   kStep, p.major, p.minor);
-      return 1;
-    }
-    for (int d : devices) {
-      int coop = 0;
-      CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, d));
-      if (!coop) {
-        std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", kStep, d);
-        return 77;
-      }
-    }
+    if (int code = harness::open_device(devices[0], kStep); code >= 0) return code;  // built for this GPU?
+    for (int d : devices)
+      if (harness::cooperative_unsupported(d, kStep)) return 77;
     MultiGpu mg(devices, max_shard);
     const int K = mg.size();
     std::printf("%s on %d GPUs:", kStep, K);
@@ -1120,13 +1085,6 @@ int main(int argc, char** argv) {
       mg.use(0);
       CUDA_CHECK(cudaFree(st.barrier_mem));
     }
-    if (!ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", kStep);
-    return ok ? 0 : 1;
-  } catch (const harness::UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", kStep, e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", kStep, e.what());
-    return 1;
-  }
+    return harness::verdict_code(kStep, ok);
+  });
 }

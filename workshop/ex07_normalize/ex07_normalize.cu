@@ -161,26 +161,12 @@ int main(int argc, char** argv) {
                 name, harness::usage_text());
     return 0;
   }
-  int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", name, e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
-    return 77;
-  }
-  if (opt.device >= count) {
-    std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", name, opt.device, count);
-    return 2;
-  }
   g_forced_blocks = unsigned(opt.blocks);
-  try {
-    CUDA_CHECK(cudaSetDevice(opt.device));
-    cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, fill_kernel) == cudaErrorNoKernelImageForDevice) {
-      std::fprintf(stderr, "%s: error: not built for this GPU; reconfigure with -DCMAKE_CUDA_ARCHITECTURES=native\n", name);
-      return 1;
-    }
+  return harness::exit_code_of(name, [&] {
+    if (int code = harness::open_device(opt.device, name); code >= 0) return code;
     const harness::DeviceInfo dev = harness::device_info(opt.device);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-    const size_t slots = max_n + 64 + 16 + 64;  // guards, offset room, guards
+    const size_t slots = harness::input_buffer_bytes(max_n) / sizeof(float);  // guards, offset room, guards
     float *d_x = nullptr, *d_y = nullptr;
     unsigned* d_max = nullptr;
     CUDA_CHECK(cudaMalloc(&d_x, slots * sizeof(float)));
@@ -226,13 +212,6 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaFree(d_x));
     CUDA_CHECK(cudaFree(d_y));
     CUDA_CHECK(cudaFree(d_max));
-    if (!all_ok) std::printf("%s: FAILED: a result that should be right was wrong (see above)\n", name);
-    return all_ok ? 0 : 1;
-  } catch (const harness::UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
-    return 1;
-  }
+    return harness::verdict_code(name, all_ok);
+  });
 }
