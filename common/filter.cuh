@@ -114,12 +114,12 @@ class GpuSort {
   std::vector<uint32_t> sorted_copy(const void* d_vals, size_t count, cudaStream_t s) {
     std::vector<uint32_t> host(count);
     if (count == 0) return host;
-    grow(sorted_, sorted_bytes_, count * 4);
+    grow_buffer(sorted_, sorted_bytes_, count * 4);
     size_t need = 0;
     const uint32_t* keys = static_cast<const uint32_t*>(d_vals);
     uint32_t* out = static_cast<uint32_t*>(sorted_);
     CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, need, keys, out, int64_t(count), 0, 32, s));
-    grow(temp_, temp_bytes_, need);
+    grow_buffer(temp_, temp_bytes_, need);
     CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_, need, keys, out, int64_t(count), 0, 32, s));
     CUDA_CHECK(cudaMemcpyAsync(host.data(), out, count * 4, cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
@@ -127,12 +127,6 @@ class GpuSort {
   }
 
  private:
-  static void grow(void*& buf, size_t& have, size_t need) {
-    if (need <= have) return;
-    CUDA_CHECK(cudaFree(buf));
-    CUDA_CHECK(cudaMalloc(&buf, need));
-    have = need;
-  }
   void *temp_ = nullptr, *sorted_ = nullptr;
   size_t temp_bytes_ = 0, sorted_bytes_ = 0;
 };
@@ -145,11 +139,7 @@ class CubSelect {
   std::function<void()> prepare(const T* in, size_t n, Keep<T> keep, T* out, unsigned long long* count, cudaStream_t s) {
     size_t need = 0;
     CUDA_CHECK(cub::DeviceSelect::If(nullptr, need, in, out, count, int64_t(n), keep, s));
-    if (need > bytes_) {
-      CUDA_CHECK(cudaFree(temp_));
-      CUDA_CHECK(cudaMalloc(&temp_, need));
-      bytes_ = need;
-    }
+    grow_buffer(temp_, bytes_, need);
     return [=, temp = temp_] {
       size_t b = need;
       CUDA_CHECK(cub::DeviceSelect::If(temp, b, in, out, count, int64_t(n), keep, s));

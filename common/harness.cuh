@@ -311,6 +311,14 @@ inline void finish(const Options& opt, Bench& bench, const std::vector<Contender
                  contenders[i].check, contenders[i].ok, shape);
 }
 
+// Device scratch that only grows: reallocated (outside any timing) when `need` exceeds it.
+inline void grow_buffer(void*& buf, size_t& have, size_t need) {
+  if (need <= have) return;
+  CUDA_CHECK(cudaFree(buf));
+  CUDA_CHECK(cudaMalloc(&buf, need));
+  have = need;
+}
+
 // CUB's DeviceReduce::Sum on the same data, its temporary storage sized and allocated here,
 // outside any timing; the 64-bit size overload above INT32_MAX elements.
 template <typename T>
@@ -320,11 +328,7 @@ class CubSum {
   std::function<void()> prepare(const T* in, size_t n, T* out, cudaStream_t s) {
     size_t need = 0;
     call(nullptr, need, in, n, out, s);
-    if (need > bytes_) {
-      CUDA_CHECK(cudaFree(temp_));
-      CUDA_CHECK(cudaMalloc(&temp_, need));
-      bytes_ = need;
-    }
+    grow_buffer(temp_, bytes_, need);
     return [=, temp = temp_]() { size_t b = need; call(temp, b, in, n, out, s); };
   }
 

@@ -215,11 +215,7 @@ class CubMaxAbsNormalize {
     if (!key_) CUDA_CHECK(cudaMalloc(&key_, sizeof(unsigned)));
     size_t need = 0;
     call(nullptr, need, in, n, key_, s);
-    if (need > bytes_) {
-      CUDA_CHECK(cudaFree(temp_));
-      CUDA_CHECK(cudaMalloc(&temp_, need));
-      bytes_ = need;
-    }
+    grow_buffer(temp_, bytes_, need);
     return [=, temp = temp_, key = key_] {
       size_t b = need;
       call(temp, b, in, n, key, s);

@@ -50,24 +50,18 @@ class CubSegmentedSum {
   }
   std::function<void()> prepare(const T* in, size_t rows, size_t cols, T* out, cudaStream_t s) {
     const bool wide = rows * cols > size_t(INT32_MAX);
-    grow(offsets_, offsets_bytes_, (rows + 1) * (wide ? 8 : 4));
+    grow_buffer(offsets_, offsets_bytes_, (rows + 1) * (wide ? 8 : 4));
     const unsigned blocks = unsigned(std::min<size_t>(4096, rows / 256 + 1));
     if (wide) row_offsets_kernel<<<blocks, 256, 0, s>>>(static_cast<int64_t*>(offsets_), rows, cols);
     else row_offsets_kernel<<<blocks, 256, 0, s>>>(static_cast<int*>(offsets_), rows, cols);
     CUDA_CHECK_LAUNCH();
     size_t need = 0;
     call(nullptr, need, offsets_, in, rows, out, wide, s);
-    grow(temp_, temp_bytes_, need);
+    grow_buffer(temp_, temp_bytes_, need);
     return [=, temp = temp_, offsets = offsets_] { size_t b = need; call(temp, b, offsets, in, rows, out, wide, s); };
   }
 
  private:
-  static void grow(void*& buf, size_t& have, size_t need) {
-    if (need <= have) return;
-    CUDA_CHECK(cudaFree(buf));
-    CUDA_CHECK(cudaMalloc(&buf, need));
-    have = need;
-  }
   static void call(void* temp, size_t& bytes, const void* offsets, const T* in, size_t rows, T* out, bool wide,
                    cudaStream_t s) {
     if (wide) {
