@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # compute-sanitizer runs over the ladder.
-#   sanitize.sh racecheck [BUILD_DIR]  step01's plain / volatile / syncwarp, step02, step06 and
-#                                      step07 under racecheck, with the expectations of docs/racecheck.md
+#   sanitize.sh racecheck [BUILD_DIR]  step01's plain / volatile / syncwarp, step02, step06,
+#                                      step07 and step07_normalize under racecheck, with the
+#                                      expectations of docs/racecheck.md
 #   sanitize.sh clean [BUILD_DIR]      memcheck, synccheck and initcheck over every step and
-#                                      variant: all clean is expected
+#                                      variant, and step07_normalize: all clean is expected
 # Full logs go to $LOG_DIR (default BUILD_DIR/sanitizer-logs). Exit 0 when every expectation
 # holds, 1 when one does not, 77 without a GPU or without compute-sanitizer.
 set -uo pipefail
@@ -71,10 +72,12 @@ if [ "$mode" = racecheck ]; then
   verdict step06_filter "right output, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
   run racecheck step07 step07_cooperative_grid "${args[@]}" --dtype all
   verdict step07 "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  run racecheck step07_normalize step07_normalize --check --dtype all --n 2^16+3 --offset 1
+  verdict step07_normalize "right outputs, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
 elif [ "$mode" = clean ]; then
   printf '%-22s %-9s %-8s %-9s %-5s %s\n' "tool/step" "correct" errors warnings "" expectation
   for tool in memcheck synccheck initcheck; do
-    for step in $(bash "$(dirname "$0")/list_steps.sh"); do
+    for step in $(bash "$(dirname "$0")/list_steps.sh") step07_normalize; do
       run "$tool" "$step" "$step" --check --dtype all --n 2^16+3 --offset 1
       if grep -q "; skipping" "$logdir/${tool}_${step}.log"; then  # e.g. step08 with one GPU
         printf '%-22s %-9s %-8s %-9s %-5s %s\n' "$tool ${step:0:6}" "-" "-" "-" SKIP "$(grep -m1 '; skipping' "$logdir/${tool}_${step}.log")"

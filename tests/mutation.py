@@ -26,6 +26,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEP05 = "steps/step05_vectorized/step05_vectorized.cu"
 STEP06 = "steps/step06_cooperative_groups/step06_cooperative_groups.cu"
+STEP07 = "steps/step07_cooperative_grid/step07_cooperative_grid.cu"
 # Step 06's segmented sum at many row lengths (every variant that takes rows that long).
 STEP06_ROWS = ["--problem", "segmented", "--cols", "1,2,3,4,5,15,16,17,31,32,33,63,64,65,255,256,257,1000,4096,2^16+1"]
 
@@ -73,6 +74,15 @@ MUTANTS = {
         "  m.len = cols;    // every element of a row",
         "  m.len = cols - 1;  // mutant: the last element of each row is never added")],
         [("2^20", "0,3", True, STEP06_ROWS)]),
+    # Step 07's packed_slots: block 0 reads the words without waiting for this launch's number,
+    # so it adds whatever an earlier launch left (or zeros): the bug of a flag forgotten. Only
+    # packed_slots (and auto above 48 Ki, which runs it) are broken; the sizes and offsets
+    # change from run to run, so an old word never holds this launch's partial.
+    "packed_no_wait": (STEP07, [(
+        "    v += b == 0 ? sum : packed_slots::value_of<T>(packed_slots::wait_for(board, b));",
+        "    v += b == 0 ? sum : packed_slots::value_of<T>(unsigned(board.words[size_t(b) * packed_slots::kStride]));  // mutant")],
+        [("2^20+1,2^24+5,2^26", "0,1,3", True, ["--variant", "packed_slots"]),
+         ("2^20+1,2^26", "0,2", True, ["--variant", "auto"])]),
 }
 
 

@@ -15,7 +15,9 @@
 //   naive_rounds  a design often seen in blog posts: one grid.sync per round of a tree over
 //                 the partials. Correct, but the later rounds leave the grid idle.
 //   one_block     small n: one block reads everything; nothing to combine.
-//   auto          one_block below kOneBlockMaxN (48 Ki) elements, last_block above.
+//   packed_slots  each block stores its partial with the launch number in one 64-bit word;
+//                 block 0 waits for the words (cooperative launch: it spins on the others).
+//   auto          one_block below kOneBlockMaxN (48 Ki) elements, packed_slots above.
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 #include <cuda/atomic>
@@ -23,8 +25,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 
 #include "harness.cuh"
+#include "packed_slots.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -41,18 +45,40 @@ template <typename T> struct Vec4;
 template <> struct Vec4<unsigned> { using type = uint4; };
 template <> struct Vec4<float> { using type = float4; };
 
-// Step 05's block sum; thread 0 gets the block's sum. It uses shared memory, so two calls
-// in one kernel must be separated by a barrier (__syncthreads or grid.sync, which has one).
+// Step 05's block sum, except the second stage for float; thread 0 gets the block's sum. It
+// uses shared memory, so two calls in one kernel must be separated by a barrier
+// (__syncthreads or grid.sync, which has one).
+// Why float differs: cg::reduce over 32 unsigned values is one REDUX instruction (sm_80+);
+// over floats it is 5 rounds of shuffle + add, twice per block (warps, then the warp sums),
+// about 300 cycles of latency at the end of every kernel here. Thread 0 adding the (at most)
+// 32 warp sums itself, read as 8 float4 and added as a fixed tree, takes about half the
+// second stage's time: measured on an H100 at 2^10-2^12 floats, one block finishes 0.16 us
+// sooner (3.94 vs 4.10 us). For unsigned the REDUX stays (the float form was no faster).
 template <typename T>
 __device__ T block_sum(T value) {
-  __shared__ T warp_sums[32];
+  __shared__ __align__(16) T warp_sums[32];
   auto warp = cg::tiled_partition<32>(cg::this_thread_block());
   const unsigned warp_id = threadIdx.x / 32, warps = blockDim.x / 32;
   value = cg::reduce(warp, value, cg::plus<T>());
   if (warp.thread_rank() == 0) warp_sums[warp_id] = value;
-  __syncthreads();
-  if (warp_id == 0)
-    value = cg::reduce(warp, warp.thread_rank() < warps ? warp_sums[warp.thread_rank()] : T(0), cg::plus<T>());
+  if constexpr (std::is_same_v<T, float>) {
+    if (threadIdx.x < 32 && threadIdx.x >= warps) warp_sums[threadIdx.x] = 0.0f;  // a small block's empty slots
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const float4* quads = reinterpret_cast<const float4*>(warp_sums);
+      float q[8];
+#pragma unroll
+      for (unsigned k = 0; k < 8; ++k) {
+        const float4 v = k * 4 < warps ? quads[k] : make_float4(0, 0, 0, 0);
+        q[k] = (v.x + v.y) + (v.z + v.w);
+      }
+      value = ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
+    }
+  } else {
+    __syncthreads();
+    if (warp_id == 0)
+      value = cg::reduce(warp, warp.thread_rank() < warps ? warp_sums[warp.thread_rank()] : T(0), cg::plus<T>());
+  }
   return value;
 }
 
@@ -310,6 +336,49 @@ void last_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   CUDA_CHECK_LAUNCH();
 }
 
+// ---- packed_slots: the partial carries its own arrival ------------------------------------
+// last_block's second phase is three trips to L2 in a row: the release of the partial, the
+// counter's atomic, then the last block's read of the partials. Here each block stores its
+// partial together with the launch number in one 64-bit word (packed_slots.cuh) and is done;
+// block 0 waits for the words, each thread one slot, and the wait IS the read. Block 0 spins
+// on the others, so the launch must be cooperative: all blocks resident, or no launch.
+// [docs:packed-slots]
+template <typename T>
+__global__ void __launch_bounds__(kThreads) reduce_packed_slots(const T* __restrict__ in, size_t n,
+                                                                packed_slots::Board board, T* out) {
+  const T sum = block_sum(thread_sum(in, n, blockIdx.x * size_t(blockDim.x) + threadIdx.x, size_t(gridDim.x) * blockDim.x));
+  if (blockIdx.x != 0) {
+    if (threadIdx.x == 0) packed_slots::publish(board, blockIdx.x, packed_slots::bits_of(sum));
+    return;
+  }
+  // Block 0: thread t adds the partials of blocks t, t + 1024, ... in that order (its own sum
+  // for block 0: thread 0 holds it), then the block tree: a fixed order, as in last_block.
+  __syncthreads();  // block_sum's shared memory is used again below
+  T v = 0;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+    v += b == 0 ? sum : packed_slots::value_of<T>(packed_slots::wait_for(board, b));
+  v = block_sum(v);
+  if (threadIdx.x == 0) *out = v;
+}
+// [/docs:packed-slots]
+
+template <typename T>
+void packed_slots_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
+  static const unsigned resident = harness::resident_blocks(reduce_packed_slots<T>, kThreads);
+  const unsigned blocks = cooperative_blocks(n, kPerBlock, resident);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(kThreads);
+  config.stream = ctx.stream;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  check_cooperative(cudaLaunchKernelEx(&config, reduce_packed_slots<T>, in, n, packed_slots::next_board(resident, ctx.stream), out),
+                    blocks, resident, "packed_slots", "cudaLaunchKernelEx", __LINE__);
+}
+
 // ---- one_block and auto: small n ---------------------------------------------------------
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduce_one_block(const T* __restrict__ in, size_t n, T* out) {
@@ -329,19 +398,20 @@ void one_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 
 // Below this many elements auto uses one block. One block keeps 1024 x 4 x 16 B = 64 KiB in
 // flight: 2^14 elements are one round of DRAM latency, 48 Ki about three. More blocks read
-// in one round but then pay for the second phase: an atomic, and the last block's read of
-// the partials through L2. Measured on an H200 (median of 50, us, one_block / last_block):
-// 2^14: 4.4 / 5.7, 2^15: 4.8 / 5.5, 48 Ki: 5.4 / 5.6, 56 Ki: 6.5 / 6.1, 2^16: 6.0 / 5.7.
-// To be confirmed on the H100: --variant one_block, then last_block, over --n 16K..96K.
+// in one round but then pay for the second phase (and packed_slots for a cooperative launch).
+// Measured on an H200 (median of 50, us, one_block / last_block): 2^14: 4.4 / 5.7, 2^15:
+// 4.8 / 5.5, 48 Ki: 5.4 / 5.6, 56 Ki: 6.5 / 6.1, 2^16: 6.0 / 5.7. On an H100 (median of 300,
+// float, one_block / packed_slots, docs/logs/step07_probe_h100.txt): 2^14: 4.54 / 4.90,
+// 2^16: 6.14 / 5.50.
 constexpr size_t kOneBlockMaxN = size_t(48) << 10;
 
-// Above the threshold: last_block rather than grid_sync. Both read at full bandwidth, but
-// last_block needs no cooperative launch, and no block waits: the early ones exit, the last
-// one combines as soon as it arrives, where grid_sync holds every block at the barrier.
+// Above the threshold: packed_slots, the fastest of the many-block variants at every n
+// measured (0.3-0.5 us ahead of last_block from 2^16 to 2^24 on the H100): no counter, no
+// fence, no barrier; one store per block and one load per partial.
 template <typename T>
 void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   if (n < kOneBlockMaxN) one_block(in, n, out, ctx);
-  else last_block<false>(in, n, out, ctx);
+  else packed_slots_reduce(in, n, out, ctx);
 }
 
 
@@ -372,7 +442,9 @@ int main(int argc, char** argv) {
        [](auto in, size_t n, auto out, const Launch& ctx) { last_block<false>(in, n, out, ctx); }},
       {"last_block_fence", "the classic form: __threadfence() + atomicInc; the last block combines",
        [](auto in, size_t n, auto out, const Launch& ctx) { last_block<true>(in, n, out, ctx); }},
-      {"auto", "one_block below 48 Ki elements (kOneBlockMaxN), last_block from there on",
+      {"packed_slots", "cooperative: each block stores (launch number, partial) in one 64-bit word; block 0 waits for the words",
+       [](auto in, size_t n, auto out, const Launch& ctx) { packed_slots_reduce(in, n, out, ctx); }},
+      {"auto", "one_block below 48 Ki elements (kOneBlockMaxN), packed_slots from there on",
        [](auto in, size_t n, auto out, const Launch& ctx) { auto_reduce(in, n, out, ctx); }},
       // The pitfall runs only when named: it kills the CUDA context, so `--variant all` leaves it out.
       {"sync_no_coop", "PITFALL, by name only: grid_sync's kernel launched with <<<>>>: grid.sync() traps",

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "normalize.cuh"
+#include "packed_slots.cuh"
 
 namespace cg = cooperative_groups;
 using harness::abs_key;
@@ -201,15 +202,44 @@ void grid_sync(const T* in, size_t n, float* out, const harness::Launch& ctx) {
   launch_cooperative(normalize_grid_sync<T>, blocks, 0, ctx.stream, in, n, ctx.scratch_as<unsigned>(blocks), out);
 }
 
+// ---- how the blocks agree on the max ------------------------------------------------------
+// Each block has its max (every thread holds it); each exchange returns the grid's max to
+// every thread of every block. Both need all blocks resident (cooperative launch).
+// [docs:exchanges]
+// grid.sync(): slots, a barrier across the grid (it orders memory), then every block reads
+// every slot. Two trips through L2 after the barrier's own: the barrier, then the slots.
+struct GridSyncExchange {
+  unsigned* slots;
+  __device__ unsigned operator()(unsigned block_max_key) const {
+    if (threadIdx.x == 0) slots[blockIdx.x] = block_max_key;  // overwritten every launch: no reset
+    cg::this_grid().sync();
+    return combine_slots(slots, gridDim.x);
+  }
+};
+// Packed slots (packed_slots.cuh): each block stores (launch number, max) in one word, and
+// thread t of every block waits for word t. The wait is the read: one trip, no barrier.
+struct PackedSlotsExchange {
+  packed_slots::Board board;
+  __device__ unsigned operator()(unsigned block_max_key) const {
+    if (threadIdx.x == 0) packed_slots::publish(board, blockIdx.x, block_max_key);
+    unsigned m = 0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+      m = max(m, b == blockIdx.x ? block_max_key : packed_slots::wait_for(board, b));
+    __syncthreads();  // the block_max before this one is done with its shared memory
+    return block_max(m);
+  }
+};
+// [/docs:exchanges]
+
 // ---- stateful: the input stays on chip across the grid.sync -------------------------------
 // Block b owns the contiguous vectors [b chunk, b chunk + count) of the body. Its thread t
 // holds local vectors t + k x 1024: k < kRegVectors in registers, the rest in dynamic shared
 // memory at (local - kRegVectors x 1024), consecutive threads on consecutive 16 bytes. The
 // scalar head and tail (under 4 elements each) stay in registers of the grid's first threads.
 // The launcher guarantees count <= kRegVectors x 1024 + the shared memory's vectors.
-template <typename T>
+template <typename T, typename Exchange>
 __global__ void __launch_bounds__(kThreads, 1) normalize_stateful(const T* __restrict__ in, size_t n, size_t chunk,
-                                                                  unsigned* slots, float* __restrict__ out) {
+                                                                  Exchange exchange, float* __restrict__ out) {
   using V = typename Vec4<T>::type;
   extern __shared__ uint4 smem[];  // one declaration for both types (extern arrays may not differ in type)
   V* stash = reinterpret_cast<V*>(smem);
@@ -252,10 +282,7 @@ __global__ void __launch_bounds__(kThreads, 1) normalize_stateful(const T* __res
   if (has_tail) m = max(m, abs_key(tail_x = in[s.tail_begin + g]));
 
   // [docs:stateful-barrier]
-  m = block_max(m);
-  if (threadIdx.x == 0) slots[blockIdx.x] = m;
-  grid.sync();
-  m = combine_slots(slots, gridDim.x);
+  m = exchange(block_max(m));  // the grid's max; the data stay where they are
 
   // Phase 2: scale what is on chip; the input is not read again.
   float4* out_body = reinterpret_cast<float4*>(out + s.head);
@@ -279,46 +306,47 @@ struct StatefulPlan {
   size_t limit = 0;             // elements: n up to this runs on chip
 };
 
-template <typename T>
-const StatefulPlan& stateful_plan(const char* dtype) {
-  static const StatefulPlan plan = [dtype] {
+template <typename T, typename Exchange>
+const StatefulPlan& stateful_plan(const char* dtype, const char* variant) {
+  static const StatefulPlan plan = [dtype, variant] {
     StatefulPlan p;
     int device = 0, optin = 0, sms = 0, per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     cudaFuncAttributes attr{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, normalize_stateful<T>));
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, normalize_stateful<T, Exchange>));
     p.smem_bytes = (size_t(optin) - attr.sharedSizeBytes) / 16 * 16;
     // Without this opt-in a launch with more than 48 KiB of dynamic shared memory fails.
-    CUDA_CHECK(cudaFuncSetAttribute(normalize_stateful<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem_bytes)));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, normalize_stateful<T>, kThreads, p.smem_bytes));
+    CUDA_CHECK(cudaFuncSetAttribute(normalize_stateful<T, Exchange>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem_bytes)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, normalize_stateful<T, Exchange>, kThreads, p.smem_bytes));
     if (per_sm < 1) throw std::runtime_error("stateful: a block with " + std::to_string(p.smem_bytes) + " B of shared memory does not fit on an SM");
     p.resident = unsigned(sms) * unsigned(per_sm);
     p.block_vectors = size_t(kRegVectors) * kThreads + p.smem_bytes / 16;
     p.limit = p.resident * p.block_vectors * 4;
     // Any n <= limit fits at any alignment: the body has at most n / 4 vectors, and the head
     // and tail ride in registers besides.
-    std::printf("stateful (%s): on-chip limit %zu elements = %d SMs x %d block x (%zu in %zu B of shared memory + %zu in "
+    std::printf("%s (%s): on-chip limit %zu elements = %d SMs x %d block x (%zu in %zu B of shared memory + %zu in "
                 "registers); above it the one-pass grid_sync kernel runs\n",
-                dtype, p.limit, sms, per_sm, p.smem_bytes / 16 * 4, p.smem_bytes, size_t(kRegVectors) * kThreads * 4);
+                variant, dtype, p.limit, sms, per_sm, p.smem_bytes / 16 * 4, p.smem_bytes, size_t(kRegVectors) * kThreads * 4);
     return p;
   }();
   return plan;
 }
 
-template <typename T>
-void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx) {
+// `variant` names the program's variant in the notes it prints (stateful, stateful_slots).
+template <typename Exchange, typename T>
+void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx, const char* variant) {
   const char* dtype = std::is_same_v<T, float> ? "float" : "int";
-  const StatefulPlan& p = stateful_plan<T>(dtype);
+  const StatefulPlan& p = stateful_plan<T, Exchange>(dtype, variant);
   const Split s = split_for(in, out, n);
   const bool aligned_alike = reinterpret_cast<uintptr_t>(in) % 16 == reinterpret_cast<uintptr_t>(out) % 16;
   const bool on_chip = n <= p.limit && aligned_alike;
   static size_t noted = SIZE_MAX;  // one note per new n: which path this n takes
   if (n != noted) {
     noted = n;
-    if (on_chip) std::printf("stateful (%s): n = %zu: on chip (limit %zu)\n", dtype, n, p.limit);
-    else std::printf("stateful (%s): n = %zu: one-pass grid_sync kernel (%s)\n", dtype, n,
+    if (on_chip) std::printf("%s (%s): n = %zu: on chip (limit %zu)\n", variant, dtype, n, p.limit);
+    else std::printf("%s (%s): n = %zu: one-pass grid_sync kernel (%s)\n", variant, dtype, n,
                      aligned_alike ? ("above the on-chip limit " + std::to_string(p.limit)).c_str()
                                    : "input and output not aligned alike");
   }
@@ -327,10 +355,11 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx) {
   // SM); fewer for tiny n. chunk <= block_vectors follows from n <= limit.
   const unsigned blocks = grid_for(s.vectors, kThreads, p.resident);
   const size_t chunk = (s.vectors + blocks - 1) / blocks;
-  launch_cooperative(normalize_stateful<T>, blocks, p.smem_bytes, ctx.stream, in, n, chunk,
-                     ctx.scratch_as<unsigned>(blocks), out);
+  Exchange exchange;
+  if constexpr (std::is_same_v<Exchange, GridSyncExchange>) exchange = {ctx.scratch_as<unsigned>(blocks)};
+  else exchange = {packed_slots::next_board(p.resident, ctx.stream)};
+  launch_cooperative(normalize_stateful<T, Exchange>, blocks, p.smem_bytes, ctx.stream, in, n, chunk, exchange, out);
 }
-
 
 // ---- main ---------------------------------------------------------------------------------
 // A GPU without cooperative launch gets one line and exit 77 (harness::cooperative_unsupported).
@@ -358,7 +387,12 @@ int main(int argc, char** argv) {
            [](auto in, size_t n, float* out, const Launch& ctx) { grid_sync(in, n, out, ctx); }},
           {"stateful", "grid_sync keeping the input on chip (registers + shared memory) across the sync: "
                        "one DRAM read; grid_sync's kernel above the on-chip limit",
-           [](auto in, size_t n, float* out, const Launch& ctx) { stateful(in, n, out, ctx); }},
+           [](auto in, size_t n, float* out, const Launch& ctx) { stateful<GridSyncExchange>(in, n, out, ctx, "stateful"); }},
+          {"stateful_slots", "stateful with packed slots instead of grid.sync: each block stores (launch number, max) "
+                             "in one 64-bit word, every block waits for all the words",
+           [](auto in, size_t n, float* out, const Launch& ctx) {
+             stateful<PackedSlotsExchange>(in, n, out, ctx, "stateful_slots");
+           }},
       }),
   });
 }
