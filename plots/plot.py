@@ -10,6 +10,8 @@ For every device found in the files it writes, into DIR:
     ladder_<gpu>.png       every step and variant at the largest n, CUB and the floor, with % of peak
     warp_unroll_<gpu>.png  step00, step01's three variants, step02 at 2^24 and 2^30
     scaling_<gpu>.png      step 08 (several GPUs): GB/s vs n per GPU, one line per (variant, GPUs)
+    normalize_<gpu>.png    step 07's normalization: median microseconds vs n, log-log, every
+                           variant, CUB (DeviceReduce::Max + a scale kernel) and the copy floor
 and headline.png: int GB/s vs n with the same curves, one panel per device (the README's figure).
 "Best variant" is the variant of the step that is fastest at the largest n. The floor is a
 plain vectorized read of the same n elements, timed in every run: a reduction can at best match it.
@@ -254,6 +256,41 @@ def segmented_figure(rows, device, path):
     return True
 
 
+NORMALIZE = "normalize"  # shape of step07_normalize's rows: an array in, an array out
+NORMALIZE_REFERENCES = {("cub", "cub"): dict(label="CUB DeviceReduce::Max + scale", color=STEP_COLORS["cub"], lw=2.5, ls="--"),
+                        ("floor", "copy"): dict(label="floor (plain copy)", color=STEP_COLORS["floor"], lw=1.5, ls="--")}
+NORMALIZE_STYLES = {"two_pass": ":", "grid_sync": "-.", "stateful": "-", "stateful_slots": "-"}
+
+
+def normalize_figure(rows, device, path):
+    """Step 07's normalization (rows of shape 'normalize'): median microseconds against n,
+    log-log, int and float panels, one line per variant beside CUB and the copy floor.
+    Returns False (and draws nothing) when the device has no such rows."""
+    if not any(r["device"] == device and r["shape"] == NORMALIZE for r in rows):
+        return False
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    for ax, dtype in zip(axes, ("int", "float")):
+        c = results.curves(rows, device, dtype, field="ms", shape=NORMALIZE)
+        for key in sorted(c, key=lambda k: (k in NORMALIZE_REFERENCES, k)):
+            style = NORMALIZE_REFERENCES.get(key) or dict(label=key[1], color=STEP_COLORS["step07"], lw=1.5,
+                                                          ls=NORMALIZE_STYLES.get(key[1], "-"),
+                                                          alpha=1.0 if key[1] == "stateful_slots" else 0.6)
+            by_n = c[key]
+            ax.plot(list(by_n), [1000.0 * v for v in by_n.values()], marker="o", ms=3, **style)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(f"n ({dtype} elements in, n floats out)")
+        ax.set_ylabel("median time (µs, log scale)")
+        ax.grid(alpha=0.3, which="both")
+        ax.set_title(f"{device}, {dtype}")
+    axes[0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"Normalization out = x / max|x|: median time vs n ({device})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def headline_figure(rows, path):
     devs = results.devices(rows)
     fig, axes = plt.subplots(1, len(devs), figsize=(6.5 * len(devs), 5), squeeze=False)
@@ -293,6 +330,9 @@ def main(argv=None):
             written.append(p)
         p = os.path.join(a.out, f"scaling_{s}.png")
         if scaling_figure(rows, dev, p):
+            written.append(p)
+        p = os.path.join(a.out, f"normalize_{s}.png")
+        if normalize_figure(rows, dev, p):
             written.append(p)
     if single:
         p = os.path.join(a.out, "headline.png")

@@ -272,6 +272,28 @@ class Results(unittest.TestCase):
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         self.assertFalse(plot.segmented_figure(self.rows, "Sample GPU", path + ".none.png"))
 
+    def test_normalize_figure(self):
+        """Step 07's normalization rows (shape normalize, with CUB and the copy floor) give
+        normalize_<gpu>.png through main(); a device without them gets none."""
+        import plot
+        lines = [HEADER]
+        for dtype in ("int", "float"):
+            for e in (16, 20, 24, 28):
+                n = 1 << e
+                for step, v, frac in (("cub", "cub", 0.4), ("floor", "copy", 0.9),
+                                      ("step07_normalize", "two_pass", 0.5), ("step07_normalize", "stateful_slots", 0.7)):
+                    lines.append(row(step, v, dtype, n, gbps(frac, e), "true", ",1.0000,1.0000,normalize"))
+        path = self.write("step07_normalize.csv", "\n".join(lines) + "\n")
+        out = os.path.join(self.tmp.name, "png")
+        written = plot.main(["--out", out, self.csv, path])
+        target = os.path.join(out, "normalize_sample_gpu.png")
+        self.assertIn(target, written)
+        with open(target, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(target), 10000)
+        self.assertFalse(plot.normalize_figure(self.rows, "Sample GPU", os.path.join(out, "none.png")))
+        self.assertFalse(os.path.exists(os.path.join(out, "none.png")))
+
     def test_scaling_figure(self):
         """Step 08's rows (shape gpus=1 and gpus=2, several GPUs) give scaling_<gpu>.png, and
         stay out of the one-GPU figures: their n and their % of K GPUs' peak would change
