@@ -4,6 +4,9 @@
 // SMs x 1, 2, ... up to the co-resident maximum, for 1024- and 256-thread blocks. For
 // comparison, the cost of a kernel boundary: a CUDA graph of K empty kernels of the same
 // grid, divided by K (what splitting the reduction into two launches would pay instead).
+// And what the cooperative attribute itself costs: the 0-sync kernel launched once as a
+// cooperative kernel and once with <<<>>> (legal: without a sync nothing needs the grid
+// barrier), each between its own pair of events.
 // Prints a table, and with --csv FILE one row per grid (device name in every row).
 #include <cooperative_groups.h>
 
@@ -97,18 +100,19 @@ static int run(const CostOptions& opt, const char* prog) {
   CUDA_CHECK(cudaStreamCreate(&s));
   std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s: %d grid.sync() per launch, median of %d launches\n"
               "us/sync = (time with %d syncs - time with 0) / %d; coop launch = one cooperative launch with 0 syncs;\n"
-              "us/kernel = a CUDA graph of %d empty kernels of the same grid / %d (the cost of a kernel boundary)\n"
-              "%7s %9s %7s %9s %16s %10s\n",
+              "plain launch = the same kernel with <<<>>>; us/kernel = a CUDA graph of %d empty kernels of the same\n"
+              "grid / %d (the cost of a kernel boundary)\n"
+              "%7s %9s %7s %9s %16s %17s %10s\n",
               prog, dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sms, dev.cuda.c_str(), opt.syncs, opt.reps,
               opt.syncs, opt.syncs, opt.syncs, opt.syncs, "threads", "blocks/SM", "blocks", "us/sync", "coop launch us",
-              "us/kernel");
+              "plain launch us", "us/kernel");
   std::ofstream csv;
   if (!opt.csv.empty()) {
     std::ifstream probe(opt.csv);
     const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
     csv.open(opt.csv, std::ios::app);
     if (!csv) throw std::runtime_error("--csv: cannot open " + opt.csv + " for appending");
-    if (fresh) csv << "device,cuda,threads,blocks_per_sm,blocks,syncs,us_per_sync,us_coop_launch,us_per_kernel\n";
+    if (fresh) csv << "device,cuda,threads,blocks_per_sm,blocks,syncs,us_per_sync,us_coop_launch,us_plain_launch,us_per_kernel\n";
   }
   std::string device = dev.name;
   std::replace(device.begin(), device.end(), ',', ' ');
@@ -119,6 +123,10 @@ static int run(const CostOptions& opt, const char* prog) {
       const unsigned blocks = unsigned(dev.sms) * unsigned(b);
       const double ms_k = median_ms([&] { launch_sync_loop(blocks, threads, opt.syncs, s); }, opt.reps, s);
       const double ms_0 = median_ms([&] { launch_sync_loop(blocks, threads, 0, s); }, opt.reps, s);
+      const double ms_plain = median_ms([&] {
+        sync_loop<<<blocks, threads, 0, s>>>(0);
+        CUDA_CHECK_LAUNCH();
+      }, opt.reps, s);
       // K empty kernels in one graph: launched back to back by the GPU, no host in between.
       cudaGraph_t graph;
       cudaGraphExec_t exec;
@@ -130,10 +138,11 @@ static int run(const CostOptions& opt, const char* prog) {
       CUDA_CHECK(cudaGraphExecDestroy(exec));
       CUDA_CHECK(cudaGraphDestroy(graph));
       const double us_sync = (ms_k - ms_0) * 1e3 / opt.syncs, us_kernel = ms_graph * 1e3 / opt.syncs;
-      std::printf("%7d %9d %7u %9.3f %16.2f %10.3f\n", threads, b, blocks, us_sync, ms_0 * 1e3, us_kernel);
+      std::printf("%7d %9d %7u %9.3f %16.2f %17.2f %10.3f\n", threads, b, blocks, us_sync, ms_0 * 1e3, ms_plain * 1e3,
+                  us_kernel);
       if (csv.is_open())
         csv << device << "," << dev.cuda << "," << threads << "," << b << "," << blocks << "," << opt.syncs << ","
-            << us_sync << "," << ms_0 * 1e3 << "," << us_kernel << "\n";
+            << us_sync << "," << ms_0 * 1e3 << "," << ms_plain * 1e3 << "," << us_kernel << "\n";
     }
   }
   CUDA_CHECK(cudaStreamDestroy(s));
