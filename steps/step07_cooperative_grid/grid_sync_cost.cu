@@ -28,7 +28,7 @@ __global__ void sync_loop(int syncs) {
 __global__ void empty_kernel() {}
 
 struct CostOptions {
-  int syncs = 1000, reps = 11, device = 0;
+  int syncs = 1000, reps = 101, device = 0;
   std::vector<int> threads{1024, 256};
   std::string csv;
   bool help = false;
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
     std::printf("%s: microseconds per cg::this_grid().sync() against the number of blocks.\n"
                 "Options:\n"
                 "  --syncs K             grid syncs per launch (default 1000)\n"
-                "  --reps R              launches timed per grid; the median is reported (default 11)\n"
+                "  --reps R              launches timed per grid; the median is reported (default 101)\n"
                 "  --threads T[,T...]    threads per block, multiples of 32 (default 1024,256)\n"
                 "  --csv FILE            append one CSV row per grid\n"
                 "  --device K            GPU to use (default 0)\n"
