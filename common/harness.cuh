@@ -53,6 +53,26 @@ unsigned resident_blocks(Kernel kernel, int threads_per_block, size_t dynamic_sm
   return unsigned(sms) * unsigned(per_sm);
 }
 
+// A cooperative launch (all blocks resident at once, or no launch) in the typed form:
+// cudaLaunchKernelEx checks the arguments against the kernel's parameters at compile time.
+// Returns the launch's error: cudaErrorCooperativeLaunchTooLarge when the grid cannot be
+// co-resident (each caller decides whether that is the user's doing or a bug).
+template <typename... Params, typename... Args>
+cudaError_t launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, size_t dynamic_smem,
+                               cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = dynamic_smem;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
 template <typename T>
 using Launcher = std::function<void(const T* in, size_t n, T* out, const Launch& ctx)>;
 

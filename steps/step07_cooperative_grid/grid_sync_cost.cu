@@ -81,16 +81,7 @@ static double median_ms(F&& launch, int reps, cudaStream_t s) {
 }
 
 static void launch_sync_loop(unsigned blocks, int threads, int syncs, cudaStream_t s) {
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(threads);
-  config.stream = s;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, sync_loop, syncs));
+  CUDA_CHECK(harness::launch_cooperative(sync_loop, blocks, threads, 0, s, syncs));
 }
 
 static int run(const CostOptions& opt, const char* prog) {

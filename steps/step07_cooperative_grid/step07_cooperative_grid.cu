@@ -261,17 +261,8 @@ void naive_rounds(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   static const unsigned resident = harness::resident_blocks(reduce_rounds<T>, kNaiveThreads);
   const unsigned blocks = cooperative_blocks(n, kNaiveThreads, resident);
   T* workspace = ctx.scratch_as<T>(2 * size_t(blocks));
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kNaiveThreads);
-  config.stream = ctx.stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  check_cooperative(cudaLaunchKernelEx(&config, reduce_rounds<T>, in, n, workspace, out), blocks, resident,
-                    "naive_rounds", "cudaLaunchKernelEx", __LINE__);
+  check_cooperative(harness::launch_cooperative(reduce_rounds<T>, blocks, kNaiveThreads, 0, ctx.stream, in, n, workspace, out),
+                    blocks, resident, "naive_rounds", "cudaLaunchKernelEx", __LINE__);
 }
 
 // ---- last_block: a counter instead of a barrier ----------------------------------------
@@ -366,16 +357,8 @@ template <typename T>
 void packed_slots_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   static const unsigned resident = harness::resident_blocks(reduce_packed_slots<T>, kThreads);
   const unsigned blocks = cooperative_blocks(n, kPerBlock, resident);
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kThreads);
-  config.stream = ctx.stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  check_cooperative(cudaLaunchKernelEx(&config, reduce_packed_slots<T>, in, n, packed_slots::next_board(resident, ctx.stream), out),
+  const packed_slots::Board board = packed_slots::next_board(resident, ctx.stream);
+  check_cooperative(harness::launch_cooperative(reduce_packed_slots<T>, blocks, kThreads, 0, ctx.stream, in, n, board, out),
                     blocks, resident, "packed_slots", "cudaLaunchKernelEx", __LINE__);
 }
 

@@ -132,24 +132,15 @@ inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
   return unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
 }
 
-// The typed cooperative launch: cudaLaunchKernelEx checks each argument against the kernel's
-// parameter types at compile time (cudaLaunchCooperativeKernel's void** args would not). The
-// grids below come from the occupancy of the very kernel and shared memory size launched,
-// so cudaErrorCooperativeLaunchTooLarge means a bug (or a GPU shared with others, e.g. MPS):
-// it is reported like any CUDA error.
+// The typed cooperative launch (harness::launch_cooperative: cudaLaunchKernelEx checks each
+// argument against the kernel's parameter types at compile time, where
+// cudaLaunchCooperativeKernel's void** args would not). The grids below come from the
+// occupancy of the very kernel and shared memory size launched, so
+// cudaErrorCooperativeLaunchTooLarge means a bug (or a GPU shared with others, e.g. MPS): it
+// is reported like any CUDA error.
 template <typename... Params, typename... Args>
 void launch_cooperative(void (*kernel)(Params...), unsigned blocks, size_t smem, cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;  // all blocks resident at once, or no launch
-  attr[0].val.cooperative = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+  CUDA_CHECK(harness::launch_cooperative(kernel, blocks, kThreads, smem, stream, args...));
 }
 
 // ---- two_pass: memset, max kernel, scale kernel ---------------------------------------------

@@ -309,16 +309,7 @@ inline unsigned grid_for(size_t n, unsigned resident) {
 // has made GPU k current.
 template <typename... Params, typename... Args>
 void launch_cooperative(void (*kernel)(Params...), unsigned blocks, cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kThreads);
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  CUDA_CHECK(harness::launch_cooperative(kernel, blocks, kThreads, 0, stream, std::forward<Args>(args)...));
 }
 
 #if HAVE_NCCL
