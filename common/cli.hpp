@@ -94,6 +94,17 @@ inline std::vector<std::string> split_commas(const std::string& text) {
   }
 }
 
+// A comma-separated list of sizes, each at least 1 (--n, --cols).
+inline std::vector<size_t> parse_counts(const std::string& text, const std::string& flag) {
+  std::vector<size_t> counts;
+  for (const auto& s : split_commas(text)) {
+    const size_t c = parse_size(s, flag);
+    if (c == 0) throw UsageError(flag + ": must be at least 1 (got '" + s + "')");
+    counts.push_back(c);
+  }
+  return counts;
+}
+
 inline int parse_int(const std::string& text, const std::string& flag, int lo, int hi) {
   size_t used = 0;
   long v = 0;
@@ -153,12 +164,7 @@ inline Options parse_args(int argc, const char* const* argv) {
     } else if (flag == "--check") {
       o.check_only = true;
     } else if (flag == "--n") {
-      o.sizes.clear();
-      for (const auto& s : split_commas(take())) {
-        size_t n = parse_size(s, "--n");
-        if (n == 0) throw UsageError("--n: must be at least 1 (got '" + s + "')");
-        o.sizes.push_back(n);
-      }
+      o.sizes = parse_counts(take(), "--n");
     } else if (flag == "--offset") {
       o.offsets.clear();
       for (const auto& s : split_commas(take())) o.offsets.push_back(size_t(parse_int(s, "--offset", 0, 15)));
@@ -188,12 +194,7 @@ inline Options parse_args(int argc, const char* const* argv) {
       if (o.problem != "segmented" && o.problem != "filter" && o.problem != "normalize" && o.problem != "all")
         throw UsageError("--problem: expected segmented, filter, normalize or all (got '" + o.problem + "')");
     } else if (flag == "--cols") {
-      o.cols.clear();
-      for (const auto& s : split_commas(take())) {
-        size_t c = parse_size(s, "--cols");
-        if (c == 0) throw UsageError("--cols: must be at least 1 (got '" + s + "')");
-        o.cols.push_back(c);
-      }
+      o.cols = parse_counts(take(), "--cols");
     } else if (flag == "--pass-rate") {
       o.pass_rates.clear();
       for (const auto& s : split_commas(take())) o.pass_rates.push_back(parse_percent(s, "--pass-rate"));

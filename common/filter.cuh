@@ -220,11 +220,10 @@ inline Problem filter_problem(const char* step, std::vector<FilterVariant> varia
     CUDA_CHECK(cudaMalloc(&d_in, in_bytes));
     CUDA_CHECK(cudaMalloc(&d_out, out_bytes));
     CUDA_CHECK(cudaMalloc(&d_count, sizeof *d_count));
-    bool ok = true;
-    for (const auto& dtype : opt.dtypes) {
-      if (dtype == "int") ok &= run_filter_dtype<unsigned>("int", opt, dev, bench, step, run, d_in, static_cast<unsigned*>(d_out), d_count);
-      else ok &= run_filter_dtype<float>("float", opt, dev, bench, step, run, d_in, static_cast<float*>(d_out), d_count);
-    }
+    const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
+      using T = decltype(zero);
+      return run_filter_dtype<T>(dtype, opt, dev, bench, step, run, d_in, static_cast<T*>(d_out), d_count);
+    });
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_out));
     CUDA_CHECK(cudaFree(d_count));

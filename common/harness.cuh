@@ -372,6 +372,16 @@ void print_results(const char* dtype, size_t n, size_t offset, const std::string
   std::printf("  -> %zu distinct\n", distinct.size());
 }
 
+// Calls f(T{}, name) once per --dtype, with T = unsigned for "int" and float for "float": the
+// one place where the dtype names meet the element types. Every dtype runs, even after one
+// fails; returns true when every call returned true.
+template <typename F>
+bool for_each_dtype(const Options& opt, F&& f) {
+  bool ok = true;
+  for (const auto& dtype : opt.dtypes) ok &= dtype == "int" ? f(unsigned{}, "int") : f(float{}, "float");
+  return ok;
+}
+
 // One dtype over every size and offset: reference, then CUB and each selected variant, each
 // verified on a poisoned output; then (unless --check) CUB, the floor and the variants timed.
 // Returns false when a variant that should be right (or CUB) was wrong.
@@ -547,11 +557,10 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     CUDA_CHECK(cudaMalloc(&d_scratch, scratch_bytes));
     CUDA_CHECK(cudaMalloc(&d_out, 256));
     const Launch ctx{bench.stream(), d_scratch, scratch_bytes};
-    bool ok = true;
-    for (const auto& dtype : opt.dtypes) {
-      if (dtype == "int") ok &= run_dtype<unsigned>("int", opt, bench, step, chosen, d_in, static_cast<unsigned*>(d_out), ctx);
-      else ok &= run_dtype<float>("float", opt, bench, step, chosen, d_in, static_cast<float*>(d_out), ctx);
-    }
+    const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
+      using T = decltype(zero);
+      return run_dtype<T>(dtype, opt, bench, step, chosen, d_in, static_cast<T*>(d_out), ctx);
+    });
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_scratch));
     CUDA_CHECK(cudaFree(d_out));

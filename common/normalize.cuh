@@ -320,11 +320,9 @@ inline Problem normalize_problem(const char* step, std::vector<NormalizeVariant>
     CUDA_CHECK(cudaMalloc(&d_out, bytes));
     CUDA_CHECK(cudaMalloc(&d_scratch, scratch_bytes));
     const Launch ctx{bench.stream(), d_scratch, scratch_bytes};
-    bool ok = true;
-    for (const auto& dtype : opt.dtypes) {
-      if (dtype == "int") ok &= run_normalize_dtype<unsigned>("int", opt, bench, step, run, d_in, static_cast<float*>(d_out), ctx);
-      else ok &= run_normalize_dtype<float>("float", opt, bench, step, run, d_in, static_cast<float*>(d_out), ctx);
-    }
+    const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
+      return run_normalize_dtype<decltype(zero)>(dtype, opt, bench, step, run, d_in, static_cast<float*>(d_out), ctx);
+    });
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_out));
     CUDA_CHECK(cudaFree(d_scratch));

@@ -211,11 +211,10 @@ inline Problem segmented_problem(const char* step, std::vector<SegmentedVariant>
     void* d_out = nullptr;
     CUDA_CHECK(cudaMalloc(&d_in, in_bytes));
     CUDA_CHECK(cudaMalloc(&d_out, out_bytes));
-    bool ok = true;
-    for (const auto& dtype : opt.dtypes) {
-      if (dtype == "int") ok &= run_segmented_dtype<unsigned>("int", opt, dev, bench, step, run, d_in, static_cast<unsigned*>(d_out));
-      else ok &= run_segmented_dtype<float>("float", opt, dev, bench, step, run, d_in, static_cast<float*>(d_out));
-    }
+    const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
+      using T = decltype(zero);
+      return run_segmented_dtype<T>(dtype, opt, dev, bench, step, run, d_in, static_cast<T*>(d_out));
+    });
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_out));
     return ok;

@@ -79,14 +79,32 @@ def draw_bandwidth(ax, rows, device, dtype):
     ax.set_title(f"{device}, {dtype}")
 
 
-def bandwidth_figure(rows, device, path):
+def dtype_figure(path, draw, title=None):
+    """One figure of two panels, int and float, each drawn by draw(ax, dtype); the legend in
+    the first panel."""
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
     for ax, dtype in zip(axes, ("int", "float")):
-        draw_bandwidth(ax, rows, device, dtype)
+        draw(ax, dtype)
     axes[0].legend(fontsize=8, loc="upper left")
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def log_log_time_axes(ax, xlabel, title):
+    """Median microseconds against n, both axes logarithmic."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("median time (µs, log scale)")
+    ax.grid(alpha=0.3, which="both")
+    ax.set_title(title)
+
+
+def bandwidth_figure(rows, device, path):
+    dtype_figure(path, lambda ax, dtype: draw_bandwidth(ax, rows, device, dtype))
 
 
 def draw_latency(ax, rows, device, dtype):
@@ -94,23 +112,12 @@ def draw_latency(ax, rows, device, dtype):
     GB/s is tiny (small n) this shows what each launch really costs."""
     c = results.curves(rows, device, dtype, field="ms")
     draw_curves(ax, c, drawn_keys(rows, device, dtype), scale=1000.0)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel(f"n ({dtype} elements)")
-    ax.set_ylabel("median time (µs, log scale)")
-    ax.grid(alpha=0.3, which="both")
-    ax.set_title(f"{device}, {dtype}")
+    log_log_time_axes(ax, f"n ({dtype} elements)", f"{device}, {dtype}")
 
 
 def latency_figure(rows, device, path):
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
-    for ax, dtype in zip(axes, ("int", "float")):
-        draw_latency(ax, rows, device, dtype)
-    axes[0].legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"Latency: median time per call vs n, log-log ({device})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    dtype_figure(path, lambda ax, dtype: draw_latency(ax, rows, device, dtype),
+                 f"Latency: median time per call vs n, log-log ({device})")
 
 
 def ladder_figure(rows, device, path, dtype="int"):
@@ -268,8 +275,8 @@ def normalize_figure(rows, device, path):
     Returns False (and draws nothing) when the device has no such rows."""
     if not any(r["device"] == device and r["shape"] == NORMALIZE for r in rows):
         return False
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
-    for ax, dtype in zip(axes, ("int", "float")):
+
+    def draw(ax, dtype):
         c = results.curves(rows, device, dtype, field="ms", shape=NORMALIZE)
         for key in sorted(c, key=lambda k: (k in NORMALIZE_REFERENCES, k)):
             style = NORMALIZE_REFERENCES.get(key) or dict(label=key[1], color=STEP_COLORS["step07"], lw=1.5,
@@ -277,17 +284,9 @@ def normalize_figure(rows, device, path):
                                                           alpha=1.0 if key[1] == "stateful_slots" else 0.6)
             by_n = c[key]
             ax.plot(list(by_n), [1000.0 * v for v in by_n.values()], marker="o", ms=3, **style)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel(f"n ({dtype} elements in, n floats out)")
-        ax.set_ylabel("median time (µs, log scale)")
-        ax.grid(alpha=0.3, which="both")
-        ax.set_title(f"{device}, {dtype}")
-    axes[0].legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"Normalization out = x / max|x|: median time vs n ({device})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        log_log_time_axes(ax, f"n ({dtype} elements in, n floats out)", f"{device}, {dtype}")
+
+    dtype_figure(path, draw, f"Normalization out = x / max|x|: median time vs n ({device})")
     return True
 
 

@@ -43,8 +43,8 @@ run() {
     >"$logdir/${tool}_${name}.trimmed.log"
 }
 
-short_name() {  # step07_cooperative_grid -> step07; a second program of a step keeps its name
-  case $1 in step07_normalize) echo "$1" ;; *) echo "${1:0:6}" ;; esac
+short_name() {  # a step (steps/<name>/ exists) -> step07; a step's second program keeps its name
+  if [ -d "$(dirname "$0")/../steps/$1" ]; then echo "${1:0:6}"; else echo "$1"; fi
 }
 
 verdict() {  # verdict NAME CONDITION-TEXT 0|1

@@ -6,15 +6,7 @@
 
 #include "cli.hpp"
 #include "reference.hpp"
-
-static int failures = 0;
-#define EXPECT(cond)                                                     \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      std::printf("%s:%d: expected %s\n", __FILE__, __LINE__, #cond);   \
-      ++failures;                                                        \
-    }                                                                    \
-  } while (0)
+#include "expect.hpp"
 
 using namespace harness;
 

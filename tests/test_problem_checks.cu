@@ -8,17 +8,10 @@
 #include "filter.cuh"
 #include "normalize.cuh"
 #include "segmented.cuh"
+#include "expect.hpp"
 
 using namespace harness;
 
-static int failures = 0;
-#define EXPECT(cond)                                                   \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      std::printf("%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                      \
-    }                                                                  \
-  } while (0)
 
 constexpr uint64_t kSeed = 12345;
 

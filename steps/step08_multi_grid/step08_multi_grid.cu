@@ -956,13 +956,10 @@ static int run_rank(const harness::Options& opt) {
     CUDA_CHECK(cudaMemset(flush, 0, flush_count * sizeof(int4) + sizeof(int)));
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    bool ok = true;
-    for (const auto& dtype : opt.dtypes) {
-      if (dtype == "int")
-        ok &= rank_dtype<unsigned>("int", opt, comm, dev, s, d_in, d_scratch, static_cast<unsigned*>(d_out), flush, flush_count);
-      else
-        ok &= rank_dtype<float>("float", opt, comm, dev, s, d_in, d_scratch, static_cast<float*>(d_out), flush, flush_count);
-    }
+    const bool ok = harness::for_each_dtype(opt, [&](auto zero, const char* dtype) {
+      using T = decltype(zero);
+      return rank_dtype<T>(dtype, opt, comm, dev, s, d_in, d_scratch, static_cast<T*>(d_out), flush, flush_count);
+    });
     CUDA_CHECK(cudaStreamSynchronize(s));
     NCCL_CHECK(ncclCommDestroy(comm));
     cudaStreamDestroy(s);
@@ -1062,10 +1059,7 @@ int main(int argc, char** argv) {
                   "%-5s %11s %3s  %-18s %9s %9s %8s %6s %6s %7s  %-7s %s\n",
                   opt.reps, opt.warmup, "dtype", "n", "off", "variant", "median ms", "min ms", "GB/s", "%peak", "xCUB",
                   "xfloor", "shape", "check");
-    for (const auto& dtype : opt.dtypes) {
-      if (dtype == "int") ok &= run_dtype<unsigned>("int", opt, mg, st);
-      else ok &= run_dtype<float>("float", opt, mg, st);
-    }
+    ok &= harness::for_each_dtype(opt, [&](auto zero, const char* dtype) { return run_dtype<decltype(zero)>(dtype, opt, mg, st); });
 #if HAVE_NCCL_DEVICE_API
     if (st.lsa_ok) teardown_lsa(mg, st);
 #endif
