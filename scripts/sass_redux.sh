@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Which cg::reduce calls become one REDUX instruction? Compiles a tiny probe (cg::reduce with
 # plus on thread_block_tile<32/16/8/4> and on a coalesced_group, for unsigned, int and float)
-# to a cubin, disassembles it with cuobjdump -sass and prints, per kernel, the REDUX and SHFL
-# instructions found. No GPU is needed.
+# to a cubin, disassembles it with cuobjdump -sass and prints, per kernel, the REDUX.SUM,
+# REDUX.OR and SHFL instructions found. No GPU is needed.
 #   sass_redux.sh [BINARY]   BINARY (e.g. build/step06_cooperative_groups): also list its own
-#                            kernels (CUB's left out) with their REDUX and SHFL counts
+#                            kernels (CUB's left out) with the same three counts
 # ARCH=90 (default) picks the sm_ to compile the probe for; REDUX exists from sm_80 on.
 # Expected, from the PTX that CUDA 13.0 emits (redux.sync.add for these, shfl.sync.bfly
 # otherwise): REDUX for unsigned and int on tiles of 32 and 16 and on a coalesced_group;
-# shuffles for every float, and for tiles of 8 and 4. Exit 0 when the SASS agrees, 1 when it
-# does not, 77 when nvcc or cuobjdump is missing.
+# shuffles for every float, and for tiles of 8 and 4. Only REDUX.SUM decides that: the PTX
+# has no redux.sync.or, so a REDUX.OR is ptxas's own code around the sum, counted apart.
+# Exit 0 when the SASS agrees, 1 when it does not, 77 when nvcc or cuobjdump is missing.
 set -uo pipefail
 arch=${ARCH:-90}
 find_tool() { command -v "$1" || ls "/usr/local/cuda/bin/$1" 2>/dev/null; }
@@ -31,12 +32,14 @@ __device__ void tile_body(const T* in, T* out) {
   const T v = cg::reduce(tile, in[threadIdx.x], cg::plus<T>());
   if (tile.thread_rank() == 0) out[threadIdx.x / N] = v;
 }
+// Whoever is converged inside the branch sums and adds that part with one atomic: right for
+// any split of the lanes (a plain store of v would be right only if no split happened).
 template <typename T>
 __device__ void coalesced_body(const T* in, T* out) {
-  if (threadIdx.x < 8) {  // 8 active lanes
+  if (in[threadIdx.x] > T(0)) {
     const cg::coalesced_group g = cg::coalesced_threads();
     const T v = cg::reduce(g, in[threadIdx.x], cg::plus<T>());
-    if (g.thread_rank() == 0) out[0] = v;
+    if (g.thread_rank() == 0) atomicAdd(out, v);
   }
 }
 #define PROBES(T)                                                                                       \
@@ -55,19 +58,20 @@ if ! "$nvcc" -std=c++17 -cubin -arch=sm_$arch -o "$work/probe.cubin" "$work/prob
 fi
 "$cuobjdump" -sass "$work/probe.cubin" >"$work/probe.sass"
 
-# Per function: REDUX.SUM and SHFL counts. cuobjdump starts each with "Function : NAME".
-# Only REDUX.SUM is a sum; other forms (a REDUX.OR comes with every tile under 32) are not.
+# Per function: REDUX.SUM, REDUX.OR and SHFL counts. cuobjdump starts each with
+# "Function : NAME".
 count_ops() {
-  awk '/Function :/ { f = $3; order[++k] = f; redux[f] = 0; shfl[f] = 0 }
+  awk '/Function :/ { f = $3; order[++k] = f; redux[f] = 0; redux_or[f] = 0; shfl[f] = 0 }
        / REDUX\.SUM/ { redux[f]++ }
+       / REDUX\.OR/  { redux_or[f]++ }
        / SHFL/  { shfl[f]++ }
-       END { for (i = 1; i <= k; i++) print order[i], redux[order[i]], shfl[order[i]] }'
+       END { for (i = 1; i <= k; i++) print order[i], redux[order[i]], redux_or[order[i]], shfl[order[i]] }'
 }
 
 echo "cg::reduce(group, x, cg::plus<T>()) on sm_$arch, $("$nvcc" --version | grep -o 'release [0-9.]*')"
-printf "%-10s %-9s %9s %5s  %-9s %s\n" group type REDUX.SUM SHFL expected result
+printf "%-10s %-9s %9s %8s %5s  %-9s %s\n" group type REDUX.SUM REDUX.OR SHFL expected result
 fail=0
-while read -r name redux shfl; do
+while read -r name redux redux_or shfl; do
   group=${name%_*} type=${name##*_}
   case "$type:$group" in
     float:*|*:tile8|*:tile4) want=shuffles ;;
@@ -76,17 +80,17 @@ while read -r name redux shfl; do
   got=$([ "$redux" -gt 0 ] && echo REDUX || echo shuffles)
   verdict=$([ "$got" = "$want" ] && echo ok || echo "DIFFERENT: got $got")
   [ "$got" = "$want" ] || fail=1
-  printf "%-10s %-9s %9s %5s  %-9s %s\n" "$group" "$type" "$redux" "$shfl" "$want" "$verdict"
+  printf "%-10s %-9s %9s %8s %5s  %-9s %s\n" "$group" "$type" "$redux" "$redux_or" "$shfl" "$want" "$verdict"
 done < <(count_ops <"$work/probe.sass" | sort -t_ -k2,2 -k1,1V)
 
 if [ $# -ge 1 ]; then
   echo
   echo "Kernels of $1 (sm_$arch SASS; CUB's left out):"
-  printf "%9s %5s  %s\n" REDUX.SUM SHFL kernel
-  "$cuobjdump" -sass -arch sm_$arch "$1" | count_ops | while read -r name redux shfl; do
+  printf "%9s %8s %5s  %s\n" REDUX.SUM REDUX.OR SHFL kernel
+  "$cuobjdump" -sass -arch sm_$arch "$1" | count_ops | while read -r name redux redux_or shfl; do
     pretty=$(c++filt "$name" 2>/dev/null || echo "$name")
-    case "$pretty" in *cub::*|*CUB_*|*flush_l2*|*fill_input*|*read_floor*|*row_offsets*) continue ;; esac
-    printf "%9s %5s  %s\n" "$redux" "$shfl" "${pretty//unsigned int/unsigned}"
+    case "$pretty" in *cub::*|*CUB_*|*flush_l2*|*fill_input*|*floor_kernel*|*row_offsets*) continue ;; esac
+    printf "%9s %8s %5s  %s\n" "$redux" "$redux_or" "$shfl" "${pretty//unsigned int/unsigned}"
   done
 fi
 [ $fail = 0 ] && echo "sass_redux.sh: as expected" || echo "sass_redux.sh: the SASS differs from the expectation above"

@@ -8,9 +8,10 @@
 //   1. one generic reduce(group, scratch, value), a shared-memory tree with g.sync(), used
 //      unchanged with the whole block and with tiled_partition(block, N) tiles of 4..32
 //   2. thread_block_tile<N>: the size is a template argument, so shfl_down loops unroll
-//   3. cg::reduce on a tile and on a coalesced_group (for ints on sm_80+ tiles of 32 and 16
-//      become one REDUX instruction: scripts/sass_redux.sh shows it)
-//   4. coalesced_threads() and a warp-aggregated atomic in the filter
+//   3. cg::reduce on a tile (for ints on sm_80+ tiles of 32 and 16 become one REDUX
+//      instruction: scripts/sass_redux.sh shows it), and on a 256-thread tile: a block sum
+//   4. coalesced_threads() and a warp-aggregated atomic in the filter, where any subset of
+//      the warp is a right answer (it is never right for a sum that must include everyone)
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 #include <cooperative_groups/scan.h>
@@ -120,9 +121,9 @@ __device__ T tile_sum_shfl(const cg::thread_block_tile<N>& tile, T v) {
   return v;  // complete in thread_rank() 0
 }
 
-// cg::reduce takes a thread_block_tile or a coalesced_group, never a whole thread_block
-// (that would need shared memory, which cg::reduce does not have): the block needs a tree
-// like reduce() above, or block_sum below.
+// cg::reduce takes a thread_block_tile<N> (N up to 1024) or a coalesced_group; a thread_block
+// or a run-time thread_group does not compile. Up to 32 threads it works in registers; a
+// larger tile also uses a few bytes of shared memory (see rows_block_cg_tile below).
 template <unsigned N, typename T>
 __device__ T tile_sum_cg(const cg::thread_block_tile<N>& tile, T v) {
   return cg::reduce(tile, v, cg::plus<T>());  // complete in every thread of the tile
@@ -143,10 +144,10 @@ __global__ void __launch_bounds__(kThreads) rows_tile_static(Rows<T> m) {
 // [/docs:static-tiles]
 
 // [docs:block-sum]
-// Block sum from warp tiles: each warp's sum goes to shared memory, then only the threads
-// that hold one (8 of 256) sum them: they form a coalesced_group, and cg::reduce takes it
-// as it takes a tile (on sm_80+, for ints, one REDUX with an 8-lane mask). Nothing diverges
-// between the `if` and coalesced_threads(), so the group is exactly those 8 threads.
+// Block sum from warp tiles: each warp's sum goes to shared memory, then warp 0 adds the 8
+// of them. All 32 lanes of warp 0 call cg::reduce, lanes 8..31 with a 0: a collective needs
+// a group fixed before the branch (the tile), not coalesced_threads() inside it, which
+// names whichever lanes happen to be converged there (the chapter shows why).
 template <typename T>
 __device__ T block_sum(const cg::thread_block& block, T value) {
   __shared__ T warp_sums[kThreads / 32];
@@ -154,9 +155,9 @@ __device__ T block_sum(const cg::thread_block& block, T value) {
   value = tile_sum_shfl(warp, value);
   if (warp.thread_rank() == 0) warp_sums[warp.meta_group_rank()] = value;
   block.sync();
-  if (block.thread_rank() < warp.meta_group_size()) {
-    const cg::coalesced_group holders = cg::coalesced_threads();
-    value = cg::reduce(holders, warp_sums[block.thread_rank()], cg::plus<T>());
+  if (warp.meta_group_rank() == 0) {  // the whole warp or none of it
+    const unsigned lane = warp.thread_rank();
+    value = cg::reduce(warp, lane < warp.meta_group_size() ? warp_sums[lane] : T(0), cg::plus<T>());
   }
   block.sync();  // warp_sums is reused for the next row
   return value;  // complete in thread 0
@@ -172,6 +173,24 @@ __global__ void __launch_bounds__(kThreads) rows_block_shfl(Rows<T> m) {
     if (block.thread_rank() == 0) m.out[r] = sum;
   }
 }
+
+// [docs:block-cg-tile]
+// The same block sum in one line: a thread_block_tile<256> is the whole block, and
+// cg::reduce takes it (inside, CG does what block_sum does by hand). Before sm_80 a tile of
+// more than 32 threads needs its scratch handed over as a block_tile_memory; from sm_80 on
+// that type is empty, so it stays. Making the tile syncs the block: it is made once.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_block_cg_tile(Rows<T> m) {
+  __shared__ cg::block_tile_memory<kThreads> tile_scratch;
+  const cg::thread_block block = cg::this_thread_block(tile_scratch);
+  const cg::thread_block_tile<kThreads> whole_block = cg::tiled_partition<kThreads>(block);
+  for (size_t r = blockIdx.x; r < m.count; r += gridDim.x) {
+    T sum = strided_sum(m.row(r), m.len, block.thread_rank(), block.size());
+    sum = cg::reduce(whole_block, sum, cg::plus<T>());  // complete in every thread
+    if (block.thread_rank() == 0) m.out[r] = sum;
+  }
+}
+// [/docs:block-cg-tile]
 
 // Long rows: one block per row with step 05's 16-byte loads. A row starts wherever
 // r * cols puts it, so each row is cut into a scalar head (to the first 16-byte boundary),
@@ -260,7 +279,7 @@ void with_tile(size_t cols, F&& f) {
   }
 }
 
-enum class RowKernel { BlockTree, BlockShfl, BlockV4, TileTree, TileShfl, TileCgReduce, Thread, Split, Auto };
+enum class RowKernel { BlockTree, BlockShfl, BlockCgTile, BlockV4, TileTree, TileShfl, TileCgReduce, Thread, Split, Auto };
 
 // Rows split into enough pieces that every SM gets a few blocks.
 template <typename T>
@@ -276,6 +295,7 @@ void segmented_sum(const T* in, size_t rows, size_t cols, T* out, const harness:
   const Rows<T> m = rows_of(in, rows, cols, out);
   if constexpr (Kind == RowKernel::BlockTree) launch_rows(rows_block_tree<T>, 1, m.count, ctx, m);
   if constexpr (Kind == RowKernel::BlockShfl) launch_rows(rows_block_shfl<T>, 1, m.count, ctx, m);
+  if constexpr (Kind == RowKernel::BlockCgTile) launch_rows(rows_block_cg_tile<T>, 1, m.count, ctx, m);
   if constexpr (Kind == RowKernel::BlockV4) launch_rows(rows_block_v4<T>, 1, m.count, ctx, m);
   if constexpr (Kind == RowKernel::Thread) launch_rows(rows_thread<T>, kThreads, m.count, ctx, m);
   if constexpr (Kind == RowKernel::Split) split_rows(m, ctx);
@@ -318,10 +338,10 @@ __global__ void __launch_bounds__(kThreads) filter_per_thread(const T* in, size_
   }
 }
 
-// One atomicAdd per warp: the threads that kept an element are, inside the `if`, the
-// coalesced_group of active threads. Its first thread reserves kept.size() slots, the base
+// One atomicAdd per warp: inside the `if`, coalesced_threads() names the threads that kept
+// an element and are converged there. Its first thread reserves kept.size() slots, the base
 // is broadcast with a shuffle, and each thread writes at base + its rank in the group.
-// Unlike a sum this needs no particular grouping: were the group ever split, each part would
+// Unlike a sum this needs no particular grouping: were the group split, each part would
 // reserve its own slots and the result would still be right.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) filter_warp_aggregated(const T* in, size_t n, harness::Keep<T> keep, T* out,
@@ -396,8 +416,10 @@ int main(int argc, char** argv) {
       harness::segmented_problem(step, {
           {"block_tree", "a block per row, generic reduce(thread_block) tree in shared memory",
            segmented(std::integral_constant<K, K::BlockTree>{})},
-          {"block_shfl", "a block per row, warp shuffles, coalesced_group cg::reduce of the warp sums",
+          {"block_shfl", "a block per row, warp shuffles, then warp 0's cg::reduce of the warp sums",
            segmented(std::integral_constant<K, K::BlockShfl>{})},
+          {"block_cg_tile", "a block per row, one cg::reduce over a thread_block_tile<256> (the whole block)",
+           segmented(std::integral_constant<K, K::BlockCgTile>{})},
           {"block_v4", "a block per row, 16-byte loads (scalar head and tail per row)",
            segmented(std::integral_constant<K, K::BlockV4>{})},
           {"tile_tree", "a tiled_partition(block, 4..32) per row, the same generic reduce",
