@@ -1,4 +1,4 @@
-// Input data, exact host references, the verification rule and the CSV row.
+// Input data, exact host references, the verification rule, the timing summary and the CSV row.
 // Host-only C++ (the generator is also compiled for the device) so host tests can include it.
 #pragma once
 
@@ -168,12 +168,34 @@ inline Verdict verify(float got, const Reference& ref, size_t n) {
   return v;
 }
 
+// One contender's time per launch over the timed reps: the median, and the spread (min and
+// max) that says whether a difference to another contender is more than noise. batch: how
+// many launches ran back to back between one pair of events (each rep's time is the pair's
+// time / batch). min_ms = max_ms = 0: the spread was not measured.
+struct Timing {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int batch = 1;
+};
+
+// The Timing of one contender's reps, each `batch_ms` the time of one event pair.
+inline Timing summarize(std::vector<double> batch_ms, int batch) {
+  if (batch_ms.empty() || batch < 1) return {};
+  for (double& t : batch_ms) t /= batch;
+  std::sort(batch_ms.begin(), batch_ms.end());
+  const size_t h = batch_ms.size() / 2;
+  const double median = batch_ms.size() % 2 ? batch_ms[h] : (batch_ms[h - 1] + batch_ms[h]) / 2;
+  return {median, batch_ms.front(), batch_ms.back(), batch};
+}
+
 // x_cub: CUB's median time over this row's, both from the same run (higher is faster).
-// x_floor: this row's median time over the floor's (the plain read kernel), same run.
+// x_floor: this row's median time over the floor's (the kernel that moves what the problem moves), same run.
 // shape: what kind of problem the row measures: "array" (n elements to one sum), or the
 // extra parameter of another shape, e.g. "cols=16" for a segmented reduction.
+// ms_min, ms_max: the spread of the reps around the median ms (empty: not measured);
+// batch: launches per pair of events (1: every launch timed alone). Columns are only ever
+// appended, so a reader of the first 13 still works.
 inline const char* csv_header() {
-  return "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape";
+  return "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape,ms_min,ms_max,batch";
 }
 
 struct CsvRow {
@@ -183,6 +205,8 @@ struct CsvRow {
   bool verified = false;
   double x_cub = 0, x_floor = 0;
   std::string shape = "array";
+  double ms_min = 0, ms_max = 0;  // both 0: not measured, written as empty fields
+  int batch = 1;
 };
 
 inline std::string csv_row(const CsvRow& r) {
@@ -191,7 +215,10 @@ inline std::string csv_row(const CsvRow& r) {
   char buf[160];
   std::snprintf(buf, sizeof buf, ",%zu,%.6f,%.2f,%.2f,%s,%.4f,%.4f", r.n, r.ms, r.gbps, r.pct_peak,
                 r.verified ? "true" : "false", r.x_cub, r.x_floor);
-  return dev + "," + r.cuda + "," + r.step + "," + r.variant + "," + r.dtype + buf + "," + r.shape;
+  char spread[80] = ",";
+  if (r.ms_min > 0 || r.ms_max > 0) std::snprintf(spread, sizeof spread, "%.6f,%.6f", r.ms_min, r.ms_max);
+  return dev + "," + r.cuda + "," + r.step + "," + r.variant + "," + r.dtype + buf + "," + r.shape + "," + spread + "," +
+         std::to_string(r.batch);
 }
 
 }  // namespace harness
