@@ -1,34 +1,60 @@
 #!/usr/bin/env python3
-"""The proof that the checks can fail: broken copies of a step's kernel must be rejected.
+"""The proof that the checks can fail: broken copies of a step must be rejected.
 
     mutation.py list                          names of the mutants (CMake builds one program each)
     mutation.py source NAME                   the step source a mutant is made from (relative path)
     mutation.py write NAME OUT.cu             write the mutated source (CMake calls this at build time)
-    mutation.py run BUILD_DIR [LOG]           run every mutant with --check; exit 0 only if each
-                                              required rejection happened (77 without a GPU)
+    mutation.py run BUILD_DIR [LOG] [--only NAME,...]
+                                              run every mutant (or the named ones); exit 0 only if
+                                              each required rejection and detection happened, 77
+                                              when no mutant could run (no GPU)
 
 Each mutant is the clean source with a few exact text replacements; a replacement that no
 longer matches exactly once stops the build, so the mutants cannot silently drift away from
 the code they break. The step files themselves stay clean.
 
-What must be rejected: every run in int (full-range data, exact modulo 2^32). In float,
+What --check must reject: every run in int (full-range data, exact modulo 2^32). In float,
 every run whose loss is larger than the float result's own rounding allowance: the lost
 vectors and warps, the guard value read past the end, and the 1..3 lost head or tail
 elements up to n = 2^20+3. A few lost elements at n >= 2^24 (tol 0.22 there, while one
 element is uniform in [-1, 1)) and `drop_4_elements` are recorded, not required: seeing them
-in float is luck (see docs/README.md, "Verification"). Step 07's packed_no_wait is a race:
-it must be rejected at least once per dtype in each of its runs, not in every result.
+in float is luck (see docs/README.md, "Verification").
+
+Races. A race need not show in any one result, so every race mutant has a detector, and the
+test shows both that the detector fires on the mutant and that it stays quiet on the clean
+program run with the same arguments (a detector that fires on both proves nothing):
+  - races that make results wrong in most runs (packed_no_wait, barrier_no_spin): --check
+    itself. In each run at least one result of each dtype must be rejected (RACE), and the
+    clean program must pass the same run.
+  - races in shared memory that --check cannot be relied on to see (filter_no_last_sync,
+    packed_no_reuse_sync): compute-sanitizer on a small run (SANITIZER below): racecheck for
+    shared-memory hazards (synccheck would be the tool for a misused __syncthreads or
+    __syncwarp). Its summary must count at least one hazard for the mutant and none for the
+    clean program. What --check says of these mutants is recorded, not required (RECORDED).
+    compute-sanitizer must be on PATH or in /usr/local/cuda/bin: without it this test says so
+    and fails (it runs on GPU machines, which have it).
+Step 08's cross-GPU barrier has no sanitizer that sees it: racecheck watches shared memory
+only; synccheck checks the use of __syncthreads(), __syncwarp() and their Cooperative Groups
+forms, not a barrier built from system-scope atomics; and what that barrier guards are plain
+stores from every GPU into GPU 0's memory. So its mutant is one whose race changes results,
+and its detector is --check over many shapes. It needs two GPUs: on one GPU its program exits
+77, the log says "skipped" and why, and the rest of the test goes on.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SANITIZE = os.path.join(ROOT, "scripts", "sanitize.sh")
 STEP05 = "steps/step05_vectorized/step05_vectorized.cu"
 STEP06 = "steps/step06_cooperative_groups/step06_cooperative_groups.cu"
 STEP07 = "steps/step07_cooperative_grid/step07_cooperative_grid.cu"
-RACE = "race"
+STEP08 = "steps/step08_multi_grid/step08_multi_grid.cu"
+RACE = "race"          # no single result required to be wrong; at least one per dtype in the run
+RECORDED = "recorded"  # nothing required of --check: the mutant's detector is in SANITIZER
+TIMEOUT_S = 900        # one program run; a mutant that hangs fails instead of stalling the test
 # Step 06's segmented sum at many row lengths (every variant that takes rows that long).
 STEP06_ROWS = ["--problem", "segmented", "--cols", "1,2,3,4,5,15,16,17,31,32,33,63,64,65,255,256,257,1000,4096,2^16+1"]
 
@@ -37,8 +63,8 @@ REST_SUM = "    sum += (v.x + v.y) + (v.z + v.w);"
 
 # name: (source, [(old, new)], runs); a run is (--n, --offset, float rejection required) and,
 # optionally, a list of more arguments; every variant and both dtypes run for each. int
-# rejection is always required. RACE instead of True/False: the bug is a race, so no single
-# result is required to be wrong; at least one result of each dtype in the run must be.
+# rejection is always required, except for RACE (at least one result of each dtype in the
+# run must be rejected, and the clean program must pass the run) and RECORDED (nothing).
 MUTANTS = {
     "drop_tail": (STEP05, [(
         "  if (thread < n - tail_begin) sum += in[tail_begin + thread];  // scalar tail",
@@ -77,6 +103,21 @@ MUTANTS = {
         "  m.len = cols;    // every element of a row",
         "  m.len = cols - 1;  // mutant: the last element of each row is never added")],
         [("2^20", "0,3", True, STEP06_ROWS)]),
+    # Step 06's filter_block_aggregated without its last __syncthreads(). block_base stays
+    # safe: warp 0 rewrites it only after the next tile's first barrier, which every thread
+    # reaches after its store. warp_offset[w] does not: lane 0 of warp w writes the next
+    # tile's count into it while other lanes of warp w may still be reading this tile's
+    # offset, with only the next tile's warp.ballot between them. A ballot makes the lanes
+    # wait for each other but is no memory barrier (the Programming Guide gives memory
+    # ordering to __syncwarp() and __syncthreads(), not to the vote functions): a data race.
+    # --check is not expected to see it: a lane has used its offset (the address of its
+    # store) before it reaches the ballot. Racecheck must. --n 2^20+3 gives every block
+    # several tiles (the grid is at most the co-resident blocks, 256 elements a tile).
+    "filter_no_last_sync": (STEP06, [(
+        "    __syncthreads();  // warp_offset and block_base are rewritten by the next tile",
+        "    // mutant: no barrier before the next tile rewrites warp_offset and block_base")],
+        [("2^20+3,2^24+3", "0", RECORDED,
+          ["--problem", "filter", "--variant", "block_aggregated", "--pass-rate", "50"])]),
     # Step 07's packed_slots: block 0 reads the words without waiting for this launch's number,
     # so it adds whatever an earlier launch left (or zeros): the bug of a flag forgotten. Only
     # packed_slots (and auto above 48 Ki, which runs it) are broken; the sizes and offsets
@@ -88,6 +129,37 @@ MUTANTS = {
         "    v += b == 0 ? sum : packed_slots::value_of<T>(unsigned(board.words[size_t(b) * packed_slots::kStride]));  // mutant")],
         [("2^20+1,2^24+5,2^26", "0,1,3", RACE, ["--variant", "packed_slots"]),
          ("2^20+1,2^26", "0,2", RACE, ["--variant", "auto"])]),
+    # Step 07's packed_slots without the __syncthreads() between block 0's two block_sum
+    # calls: warp 0 (thread 0 in float) may still be reading the first call's warp sums in
+    # shared memory while the other warps already write the second call's into the same
+    # array (at small n most of block 0's warps have no partial to wait for). A
+    # write-after-read race; it changes block 0's own partial only when another warp
+    # overtakes warp 0 that far, so --check is not required to see it. Racecheck must.
+    "packed_no_reuse_sync": (STEP07, [(
+        "  __syncthreads();  // block_sum's shared memory is used again below",
+        "  // mutant: no barrier before block_sum's shared memory is used again")],
+        [("2^16+1,2^20+1", "0", RECORDED, ["--variant", "packed_slots"])]),
+    # Step 08's cross-GPU barrier with `if` for `for`: a GPU that does not arrive last looks
+    # at the generation once and leaves, then adds the K slots while the GPUs behind it may
+    # still be writing theirs. Arrivals and generations still add up (the barrier's reuse
+    # test passes); the sums do not: a slot not yet written holds what that GPU wrote two
+    # launches back (the slots alternate halves), which is another shape's partial here,
+    # since every shape runs once. A race: right when the other GPUs' slot stores land before
+    # the early GPU reads. --barrier-reps 10 keeps the reuse test (not this test's business)
+    # short.
+    "barrier_no_spin": (STEP08, [(
+        "  for (unsigned spins = 1; gen.load(cuda::memory_order_acquire) == my_gen; ++spins) {",
+        "  if (gen.load(cuda::memory_order_acquire) == my_gen) {  // mutant: looks once, does not spin\n"
+        "    const unsigned spins = 1;")],
+        [("1,3,1023,4099,2^20+1,2^24+7", "0,3", RACE, ["--variant", "peer_barrier", "--barrier-reps", "10"])]),
+}
+
+# name: (tool, arguments of a small run). The mutant and the clean program both run under the
+# tool with these arguments; the mutant must have hazards, the clean program none.
+SANITIZER = {
+    "filter_no_last_sync": ("racecheck", ["--check", "--problem", "filter", "--variant", "block_aggregated",
+                                          "--dtype", "int", "--n", "2^20+3", "--pass-rate", "50"]),
+    "packed_no_reuse_sync": ("racecheck", ["--check", "--variant", "packed_slots", "--dtype", "all", "--n", "2^16+1"]),
 }
 
 
@@ -104,10 +176,61 @@ def mutate(name):
     return f"// GENERATED by tests/mutation.py from {source}: mutant '{name}'. Do not edit.\n" + text
 
 
+def programs(build_dir, name):
+    """The mutant's program and the clean step it is made from (CMakeLists.txt names them)."""
+    step = os.path.splitext(os.path.basename(MUTANTS[name][0]))[0]
+    return os.path.join(build_dir, f"mutant_{step[:6]}_{name}"), os.path.join(build_dir, step)
+
+
 LINE = re.compile(r"^(int|float)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.*)$")
 
 
-def run(build_dir, log_path=None):
+def execute(cmd):
+    """(exit code, stdout, stderr); exit code None when the program ran past TIMEOUT_S."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return None, "", f"killed after {TIMEOUT_S} s"
+
+
+def results(stdout):
+    """The --check lines: (dtype, n, offset, variant, detail); CUB's baselines ("cub", "cub_1gpu") apart."""
+    mine, baseline = [], []
+    for line in stdout.splitlines():
+        m = LINE.match(line)
+        if m:
+            (baseline if m.group(4).startswith("cub") else mine).append(m.groups())
+    return mine, baseline
+
+
+def sanitize(tool, program, args, log):
+    """Runs scripts/sanitize.sh one: (hazards or None, the report's first lines, a note)."""
+    cmd = ["bash", SANITIZE, "one", tool, log, program] + args
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, [], f"compute-sanitizer ran past {TIMEOUT_S} s"
+    if p.returncode == 77:
+        return None, [], p.stdout.strip()
+    m = re.search(r"errors (\d+) warnings (\d+) exit (\d+)", p.stdout)
+    report, correct = [], False
+    if os.path.exists(log):
+        with open(log, errors="replace") as f:
+            text = f.read()
+        report = [line.rstrip() for line in text.splitlines()
+                  if line.startswith("=========") and line.strip("= \n") and "COMPUTE-SANITIZER" not in line
+                  and "SUMMARY" not in line][:2]
+        mine, baseline = results(text)
+        correct = bool(mine) and all(d.startswith("ok") for *_, d in mine + baseline)
+    if not m:
+        return None, report, "no summary from compute-sanitizer (see " + log + ")"
+    errors, warnings, status = (int(g) for g in m.groups())
+    return errors + warnings, report, (f"{errors} errors, {warnings} warnings; program exit {status}, "
+                                       f"{'every result ok' if correct else 'NOT every result ok'}")
+
+
+def run(build_dir, log_path=None, only=None):
     log = open(log_path, "w") if log_path else None
 
     def say(text):
@@ -115,58 +238,122 @@ def run(build_dir, log_path=None):
         if log:
             log.write(text + "\n")
 
-    failures = 0
-    say(f"{'mutant':<17} {'dtype':<5} {'n':>11} {'off':>3} {'variant':<10} {'result':<9} required  detail")
-    for name, (source, _, runs) in MUTANTS.items():
-        program = os.path.join(build_dir, f"mutant_{os.path.basename(source)[:6]}_{name}")
-        for sizes, offsets, float_required, *more in runs:
-            cmd = [program, "--check", "--dtype", "all", "--n", sizes, "--offset", offsets] + (more[0] if more else [])
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            if p.returncode == 77:
-                print(p.stdout.strip())
-                return 77
-            rejected_any = False
+    names = [n for n in MUTANTS if not only or n in only]
+    failures, ran, skipped = 0, 0, []
+    say(f"{'mutant':<20} {'dtype':<5} {'n':>11} {'off':>3} {'variant':<16} {'result':<9} required  detail")
+    for name in names:
+        source, _, runs = MUTANTS[name]
+        program, clean = programs(build_dir, name)
+        missing = [p for p in (program, clean) if not os.path.exists(p)]
+        if missing:
+            say(f"{name}: not built: {', '.join(missing)}")
+            failures += 1
+            continue
+        skip = None
+        for sizes, offsets, need, *more in runs:
+            args = ["--check", "--dtype", "all", "--n", sizes, "--offset", offsets] + (more[0] if more else [])
+            cmd = [program] + args
+            code, out, err = execute(cmd)
+            if code == 77:  # no GPU, or not enough of them: the program's last line says which
+                text = (out + err).strip()
+                skip = text.splitlines()[-1] if text else "exit 77"
+                break
+            mine, baseline = results(out)
+            for dtype, n, off, variant, detail in baseline:
+                if not detail.startswith("ok"):
+                    say(f"{name}: CUB failed on the same input: {dtype} {n} {off} {variant} {detail}")
+                    failures += 1
             rejected_by_dtype = {"int": 0, "float": 0}
-            seen = 0
-            for line in p.stdout.splitlines():
-                m = LINE.match(line)
-                if not m or m.group(4) == "cub":
-                    if m and not m.group(5).startswith("ok"):
-                        say(f"{name}: CUB failed on the same input: {line}")
-                        failures += 1
-                    continue
-                dtype, n, off, variant, detail = m.groups()
-                seen += 1
+            for dtype, n, off, variant, detail in mine:
                 rejected = detail.startswith("FAILED")
-                rejected_any |= rejected
                 rejected_by_dtype[dtype] += rejected
-                required = float_required != RACE and (dtype == "int" or float_required)
+                required = need not in (RACE, RECORDED) and (dtype == "int" or need)
                 if required and not rejected:
                     failures += 1
                 verdict = "rejected" if rejected else "PASSED"
-                need = "race" if float_required == RACE else "yes" if required else "no"
+                need_text = "race" if need == RACE else "yes" if required else "no"
                 flag = "" if rejected or not required else "   <-- NOT CAUGHT"
-                say(f"{name:<17} {dtype:<5} {n:>11} {off:>3} {variant:<10} {verdict:<9} {need:<9} {detail}{flag}")
-            if seen == 0:
-                say(f"{name}: no result lines from {' '.join(cmd)} (exit {p.returncode}): {p.stderr.strip()[-300:]}")
+                say(f"{name:<20} {dtype:<5} {n:>11} {off:>3} {variant:<16} {verdict:<9} {need_text:<9} {detail}{flag}")
+            if not mine:
+                say(f"{name}: no result lines from {' '.join(cmd)} (exit {code}): {err.strip()[-300:]}")
                 failures += 1
-            elif rejected_any and p.returncode != 1:
-                say(f"{name}: a rejection must exit 1, got exit {p.returncode}")
+            elif any(rejected_by_dtype.values()) and code != 1:
+                say(f"{name}: a rejection must exit 1, got exit {code}")
                 failures += 1
-            if float_required == RACE and seen:
+            if need == RACE and mine:
                 for dtype, count in rejected_by_dtype.items():
                     if count == 0:
                         say(f"{name}: no {dtype} result of this run was rejected   <-- NOT CAUGHT")
                         failures += 1
-    say("mutation test: " + ("every required rejection happened" if failures == 0
-                             else f"{failures} required rejection(s) missing: the checks are too weak"))
+                # The same run must pass the clean program, or the rejections prove nothing.
+                code, out, err = execute([clean] + args)
+                clean_mine, clean_baseline = results(out)
+                bad = [r for r in clean_mine + clean_baseline if not r[4].startswith("ok")]
+                ok = code == 0 and clean_mine and not bad
+                say(f"{name}: the clean {os.path.basename(clean)}, same run: "
+                    + (f"all {len(clean_mine)} results ok" if ok else
+                       f"exit {code}, {len(bad)} of {len(clean_mine)} results not ok   <-- DOES NOT DISCRIMINATE"))
+                failures += not ok
+        if skip:
+            say(f"{name}: skipped: {skip}")
+            skipped.append(name)
+            continue
+        ran += 1
+        if name in SANITIZER:
+            failures += detect(name, build_dir, say)
+    if ran == 0:
+        print("mutation test: no mutant could run (every program exited 77)")
+        if log:
+            log.close()
+        return 77
+    say("mutation test: " + ("every required rejection and detection happened" if failures == 0
+                             else f"{failures} required rejection(s) or detection(s) missing")
+        + (f"; skipped: {', '.join(skipped)}" if skipped else ""))
     if log:
         log.close()
     return 0 if failures == 0 else 1
 
 
+def detect(name, build_dir, say):
+    """The sanitizer on the mutant (hazards required) and on the clean program (none allowed)."""
+    tool, args = SANITIZER[name]
+    if not (shutil.which("compute-sanitizer") or os.path.exists("/usr/local/cuda/bin/compute-sanitizer")):
+        say(f"{name}: compute-sanitizer not found (neither on PATH nor in /usr/local/cuda/bin): the race detector "
+            f"cannot run   <-- NOT DETECTED")
+        return 1
+    logdir = os.path.join(build_dir, "mutation-sanitizer")
+    os.makedirs(logdir, exist_ok=True)
+    failures = 0
+    for label, program, want_hazards in zip(("mutant", "clean program"), programs(build_dir, name), (True, False)):
+        log = os.path.join(logdir, f"{tool}_{name}_{label.split()[0]}.log")
+        hazards, report, note = sanitize(tool, program, args, log)
+        command = f"compute-sanitizer --tool {tool} ./{os.path.basename(program)} {' '.join(args)}"
+        if hazards is None:
+            ok, result = False, note
+        else:
+            ok = hazards > 0 if want_hazards else hazards == 0
+            result = f"{hazards} hazards ({note})"
+        need = "hazards required" if want_hazards else "none allowed"
+        say(f"{name}: {tool} on the {label}: $ {command}")
+        say(f"{name}:   -> {result}; {need}: {'ok' if ok else 'FAILED   <-- ' + ('NOT DETECTED' if want_hazards else 'DOES NOT DISCRIMINATE')}")
+        for line in report if want_hazards else []:
+            say(f"{name}:   {line}")
+        failures += not ok
+    return failures
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        only = args[i + 1].split(",")
+        unknown = [n for n in only if n not in MUTANTS]
+        if unknown:
+            sys.exit(f"mutation.py: --only: unknown mutant(s) {', '.join(unknown)} (choose from {', '.join(MUTANTS)})")
+        del args[i:i + 2]
     if args[:1] == ["list"]:
         print(";".join(MUTANTS))
     elif args[:1] == ["source"] and len(args) == 2:
@@ -177,6 +364,6 @@ if __name__ == "__main__":
         with open(args[2], "w") as f:
             f.write(text)
     elif args[:1] == ["run"] and len(args) in (2, 3):
-        sys.exit(run(args[1], args[2] if len(args) == 3 else None))
+        sys.exit(run(args[1], args[2] if len(args) == 3 else None, only))
     else:
         sys.exit(__doc__)
