@@ -20,6 +20,7 @@ struct Options {
   std::string variant = "all";                 // --variant NAME|all
   int reps = 20;
   int warmup = 3;
+  int batch = 1;                               // --batch B: launches per pair of timing events
   bool check_only = false;                     // --check: verify, no timing
   std::string csv;                             // --csv FILE: append rows
   int device = 0;
@@ -180,6 +181,10 @@ inline Options parse_args(int argc, const char* const* argv) {
       o.reps = parse_int(take(), "--reps", 1, 100000);
     } else if (flag == "--warmup") {
       o.warmup = parse_int(take(), "--warmup", 0, 100000);
+    } else if (flag == "--batch") {
+      // The whole batch is queued before the clock starts: at most 1000 launches (and their
+      // memsets) wait in the stream at once.
+      o.batch = parse_int(take(), "--batch", 1, 1000);
     } else if (flag == "--csv") {
       o.csv = take();
       if (o.csv.empty()) throw UsageError("--csv: empty file name");
@@ -251,6 +256,10 @@ inline const char* usage_text() {
          "  --variant NAME|all    which variant(s) to run (default all)\n"
          "  --reps R              timed repetitions; the median is reported (default 20)\n"
          "  --warmup W            untimed runs before timing (default 3)\n"
+         "  --batch B             steps 00-07: time B launches back to back between one pair of events,\n"
+         "                        per launch = elapsed / B (default 1: each launch between its own pair,\n"
+         "                        which resolves about 0.5 us). L2 is flushed before each batch, not\n"
+         "                        between its launches: this measures the launch-bound small-n regime\n"
          "  --check               verify CUB and each variant once, no timing\n"
          "  --csv FILE            append one CSV row per measurement\n"
          "  --device K            GPU to use (default 0)\n"

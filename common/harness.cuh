@@ -152,47 +152,129 @@ __global__ void flush_l2_kernel(const int4* buf, size_t count, int* sink) {
   if (acc == 0x7fffffff) *sink = acc;  // never true (buffer is zero); keeps the loads alive
 }
 
-// The floor: a plain read of the same n elements (16-byte loads, four in flight per thread,
-// scalar loads for the unaligned ends), nothing else. Its time is the cost of touching the
-// data, launch and DRAM latency included; no reduction can take less. The store is never
-// taken (the XOR of the input is not the magic value); it only keeps the loads alive.
+// The floor: the least data movement a problem needs, and nothing else. It reads in[0..n)
+// and writes out[0..m) (m <= n): m = 0 for a sum, the row sums of a segmented sum, the kept
+// elements of a filter, m = n where the output is as large as the input (a copy). 16-byte
+// loads and stores, four loads in flight per thread, scalar accesses for the unaligned ends;
+// both sides coalesced. Its time is the cost of touching the data, launch and DRAM latency
+// included: no solution of the problem can take less. What it writes are elements it read,
+// in order (a copy of in[0..m) where in and out are 16-byte aligned alike; else shifted by up
+// to three places, since only the bytes moved matter). The loads it does not store are folded
+// into an XOR whose store is never taken (it would need the magic value and thread 2^31-1):
+// that keeps them alive. out: room for m elements, at least one.
 constexpr int kFloorThreads = 1024;
-__global__ void __launch_bounds__(kFloorThreads) read_floor_kernel(const uint32_t* in, size_t n, uint32_t* sink) {
-  const size_t misaligned = (16 - reinterpret_cast<uintptr_t>(in) % 16) % 16 / 4;  // elements before a 16-byte boundary
-  const size_t head = misaligned < n ? misaligned : n;
-  const size_t vectors = (n - head) / 4, tail_begin = head + vectors * 4;
-  const uint4* body = reinterpret_cast<const uint4*>(in + head);
+__global__ void __launch_bounds__(kFloorThreads) floor_kernel(const uint32_t* in, size_t n, uint32_t* out, size_t m) {
+  // elements before the first 16-byte boundary of a pointer, at most `count`
+  auto head_of = [](const void* p, size_t count) {
+    const size_t misaligned = (16 - reinterpret_cast<uintptr_t>(p) % 16) % 16 / 4;
+    return misaligned < count ? misaligned : count;
+  };
+  const size_t in_head = head_of(in, n), out_head = head_of(out, m);
+  const size_t vectors = (n - in_head) / 4, in_tail = in_head + vectors * 4;
+  const size_t stored = (m - out_head) / 4 < vectors ? (m - out_head) / 4 : vectors;  // vectors written
+  const size_t out_tail = out_head + stored * 4;
+  const uint4* in_body = reinterpret_cast<const uint4*>(in + in_head);
+  uint4* out_body = reinterpret_cast<uint4*>(out + out_head);
   const size_t thread = blockIdx.x * size_t(blockDim.x) + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
   uint32_t acc = 0;
+  auto store_or_fold = [&](size_t i, uint4 v) {
+    if (i < stored) out_body[i] = v;
+    else acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  };
   size_t i = thread;
   for (; i + 3 * stride < vectors; i += 4 * stride) {
     uint4 v[4];
 #pragma unroll
-    for (int b = 0; b < 4; ++b) v[b] = body[i + b * stride];
+    for (int b = 0; b < 4; ++b) v[b] = in_body[i + b * stride];
 #pragma unroll
-    for (int b = 0; b < 4; ++b) acc ^= v[b].x ^ v[b].y ^ v[b].z ^ v[b].w;
+    for (int b = 0; b < 4; ++b) store_or_fold(i + b * stride, v[b]);
   }
-  for (; i < vectors; i += stride) acc ^= body[i].x ^ body[i].y ^ body[i].z ^ body[i].w;
-  if (thread < head) acc ^= in[thread];
-  if (thread < n - tail_begin) acc ^= in[tail_begin + thread];
-  if (acc == 0x9E3779B9u && thread == 0x7fffffff) *sink = acc;  // never true
+  for (; i < vectors; i += stride) store_or_fold(i, in_body[i]);
+  // The scalar ends: the input's head and tail read, the output's head and tail (at most
+  // 3 and 6 elements) written.
+  if (thread < in_head) acc ^= in[thread];
+  if (thread < n - in_tail) acc ^= in[in_tail + thread];
+  if (thread < out_head) out[thread] = in[thread];
+  if (thread < m - out_tail) out[out_tail + thread] = in[out_tail + thread];
+  if (acc == 0x9E3779B9u && thread == 0x7fffffff) *out = acc;  // never true
 }
 
-inline void launch_read_floor(const void* in, size_t n, void* sink, cudaStream_t stream) {
-  static const unsigned resident = resident_blocks(read_floor_kernel, kFloorThreads);
+inline void launch_floor(const void* in, size_t n, void* out, size_t m, cudaStream_t stream) {
+  if (m > n) throw std::logic_error("launch_floor: writes more than it reads");
+  static const unsigned resident = resident_blocks(floor_kernel, kFloorThreads);
   const size_t per_block = size_t(kFloorThreads) * 16;  // elements a block reads per iteration
   const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
-  read_floor_kernel<<<blocks, kFloorThreads, 0, stream>>>(static_cast<const uint32_t*>(in), n, static_cast<uint32_t*>(sink));
+  floor_kernel<<<blocks, kFloorThreads, 0, stream>>>(static_cast<const uint32_t*>(in), n, static_cast<uint32_t*>(out), m);
   CUDA_CHECK_LAUNCH();
 }
 
-struct Timing {
-  double median_ms = 0, min_ms = 0;
-};
+// Spins `ns` nanoseconds on one thread (%globaltimer): holds a stream until the host has
+// queued the work behind it, so the host's enqueue time never falls between timing events.
+__device__ inline uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__global__ void wait_ns_kernel(uint64_t ns) {
+  const uint64_t t0 = global_ns();
+  while (global_ns() - t0 < ns) {
+  }
+}
+
+// True when the GPU has already passed `e`; false while it has not.
+inline bool event_done(cudaEvent_t e) {
+  const cudaError_t q = cudaEventQuery(e);
+  if (q == cudaErrorNotReady) {
+    if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();  // not an error: never left behind
+    return false;
+  }
+  CUDA_CHECK(q);
+  return true;
+}
+
+// The time columns of a result: the median (one more digit with a batch, which resolves far
+// below 0.1 us) and the spread over the reps, "min-max" ("-": not measured).
+inline int ms_decimals(int batch) { return batch > 1 ? 6 : 4; }
+inline int spread_width(int batch) { return 2 * (ms_decimals(batch) + 2) + 1; }
+inline std::string spread_text(const Timing& t) {
+  if (t.min_ms <= 0 && t.max_ms <= 0) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f-%.*f", ms_decimals(t.batch), t.min_ms, ms_decimals(t.batch), t.max_ms);
+  return buf;
+}
+
+inline void set_timing(CsvRow& row, const Timing& t) {
+  row.ms = t.median_ms;
+  row.ms_min = t.min_ms;
+  row.ms_max = t.max_ms;
+  row.batch = t.batch;
+}
+
+// --csv FILE must be new, empty, or start with this schema's header: rows of two schemas in
+// one file would not load (plots/migrate_csv.py converts an old file).
+inline void require_csv_schema(const std::string& path) {
+  std::ifstream probe(path);
+  std::string first;
+  if (probe.good() && std::getline(probe, first) && !first.empty() && first != csv_header())
+    throw UsageError("--csv: " + path + " starts with another header (an older schema?); convert it with "
+                     "plots/migrate_csv.py or give a new file");
+}
+
+// Appends one row, and the header first to a new or empty file.
+inline void append_csv(const std::string& path, const CsvRow& row) {
+  require_csv_schema(path);
+  std::ifstream probe(path);
+  const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
+  std::ofstream csv(path, std::ios::app);
+  if (!csv) throw std::runtime_error("--csv: cannot open " + path + " for appending");
+  if (fresh) csv << csv_header() << "\n";
+  csv << csv_row(row) << "\n";
+}
 
 class Bench {
  public:
   Bench(const Options& opt, const DeviceInfo& dev, const std::string& step) : opt_(opt), dev_(dev), step_(step) {
+    if (!opt.csv.empty()) require_csv_schema(opt.csv);  // before anything is measured
     CUDA_CHECK(cudaStreamCreate(&stream_));
     flush_count_ = size_t(std::max(dev.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
     CUDA_CHECK(cudaMalloc(&flush_buf_, flush_count_ * sizeof(int4) + sizeof(int)));
@@ -204,10 +286,15 @@ class Bench {
   }
   cudaStream_t stream() const { return stream_; }
 
-  // Median and min over reps of each launch function. The functions take turns within every
-  // rep (CUB, variant 1, variant 2, ...), so a slow moment of the GPU hits them all alike.
-  // Each timed run is enclosed by its own pair of events and nothing else: the launches, and
-  // a memset where the algorithm needs one. Before each, a flush empties L2 of the input.
+  // Median, min and max per launch over reps of each launch function (see Timing). The
+  // functions take turns within every rep (CUB, variant 1, variant 2, ...), so a slow moment of
+  // the GPU hits them all alike. A timed run is what lies between one pair of events, and
+  // before each a flush empties L2 of the input.
+  // --batch 1 (default): a run is one launch (and a memset where the algorithm needs one).
+  // An event pair resolves about 0.5 us, too coarse for smaller differences.
+  // --batch B: a run is B such launches back to back, and the rep counts its time / B. Nothing
+  // runs between them, no flush either, so only the first finds L2 flushed: this measures the
+  // launch-bound small-n regime, where sub-microsecond differences decide, not DRAM reads.
   std::vector<Timing> time(const std::vector<std::function<void()>>& launches) {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     // Warm-up: `warmup` runs of each and, when warmup > 0, at least 20 ms in all, so that an
@@ -221,57 +308,72 @@ class Bench {
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
+    const int batch = opt_.batch;
+    // A batch is queued behind a spin kernel that holds the stream until the host is done: 20 us
+    // per launch at first, twice that for this contender whenever its clock started too early.
+    std::vector<uint64_t> hold_ns(launches.size(), uint64_t(20000) * uint64_t(batch));
+    constexpr uint64_t kMaxHoldNs = 2000000000;  // 2 s
+    // One timed run of contender i: the event pair's time, or -1 when the GPU passed `start`
+    // before the host had queued the whole batch (host time could then be inside).
+    auto timed_run = [&](size_t i) -> double {
+      flush_l2_kernel<<<dev_.sms * 4, 512, 0, stream_>>>(flush_buf_, flush_count_, reinterpret_cast<int*>(flush_buf_ + flush_count_));
+      CUDA_CHECK_LAUNCH();
+      if (batch > 1) {
+        wait_ns_kernel<<<1, 1, 0, stream_>>>(hold_ns[i]);
+        CUDA_CHECK_LAUNCH();
+      }
+      CUDA_CHECK(cudaEventRecord(start, stream_));
+      for (int b = 0; b < batch; ++b) launches[i]();
+      CUDA_CHECK(cudaEventRecord(stop, stream_));
+      const bool started_early = batch > 1 && event_done(start);
+      // Wait for each run: the next run's launches are then queued while its flush runs,
+      // so the time the host takes to launch never shows between the events.
+      CUDA_CHECK(cudaEventSynchronize(stop));
+      if (started_early) {
+        if ((hold_ns[i] *= 2) > kMaxHoldNs)
+          throw UsageError("--batch: " + std::to_string(batch) + " launches could not be queued before the GPU ran "
+                           "them (a launch that waits for the GPU, or more than a stream holds); try a smaller --batch");
+        return -1;
+      }
+      float t = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+      return t;
+    };
     std::vector<std::vector<double>> ms(launches.size());
     for (int r = 0; r < opt_.reps; ++r) {
       for (size_t i = 0; i < launches.size(); ++i) {
-        flush_l2_kernel<<<dev_.sms * 4, 512, 0, stream_>>>(flush_buf_, flush_count_, reinterpret_cast<int*>(flush_buf_ + flush_count_));
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaEventRecord(start, stream_));
-        launches[i]();
-        CUDA_CHECK(cudaEventRecord(stop, stream_));
-        // Wait for each run: the next run's launches are then queued while its flush runs,
-        // so the time the host takes to launch never shows between the events.
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float t = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+        double t = timed_run(i);
+        while (t < 0) t = timed_run(i);  // again, with a longer hold
         ms[i].push_back(t);
       }
     }
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     std::vector<Timing> result;
-    for (auto& m : ms) {
-      std::sort(m.begin(), m.end());
-      size_t h = m.size() / 2;
-      result.push_back({m.size() % 2 ? m[h] : (m[h - 1] + m[h]) / 2, m.front()});
-    }
+    for (const auto& m : ms) result.push_back(summarize(m, batch));
     return result;
   }
 
   // One result line, and one CSV row with --csv. cub_ms and floor_ms come from the same run.
-  // `bytes` is what the problem must move (read, and written where it writes an array);
+  // `bytes` is what this row must move (the problem's reads, and writes where it writes; the
+  // floor's own, which are the same by design);
   // `shape` names a problem other than array -> one sum ("cols=16"), and is then printed too.
   void report(const std::string& step, const std::string& variant, const char* dtype, size_t n, size_t offset,
               size_t bytes, const Timing& t, double cub_ms, double floor_ms, const std::string& check, bool ok,
               const std::string& shape = "array") {
     CsvRow row{dev_.name, dev_.cuda, step, variant, dtype, n};
-    row.ms = t.median_ms;
+    set_timing(row, t);  // ms: the median; the spread and the batch beside it
     row.gbps = bytes / (t.median_ms * 1e6);
     row.pct_peak = 100.0 * row.gbps / dev_.peak_gbps;
     row.verified = ok;
     row.x_cub = cub_ms / t.median_ms;
     row.x_floor = t.median_ms / floor_ms;
     row.shape = shape;
-    std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%% %5.2fx %6.2fx  %s%s\n", dtype, n, offset,
-                variant.c_str(), row.ms, t.min_ms, row.gbps, row.pct_peak, row.x_cub, row.x_floor,
-                shape == "array" ? "" : ("[" + shape + "] ").c_str(), check.c_str());
-    if (opt_.csv.empty()) return;
-    std::ifstream probe(opt_.csv);
-    bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
-    std::ofstream csv(opt_.csv, std::ios::app);
-    if (!csv) throw std::runtime_error("--csv: cannot open " + opt_.csv + " for appending");
-    if (fresh) csv << csv_header() << "\n";
-    csv << csv_row(row) << "\n";
+    std::printf("%-5s %11zu %3zu  %-16s %9.*f %*s %8.1f %5.1f%% %5.2fx %6.2fx  %s%s\n", dtype, n, offset,
+                variant.c_str(), ms_decimals(t.batch), row.ms, spread_width(t.batch), spread_text(t).c_str(), row.gbps,
+                row.pct_peak, row.x_cub, row.x_floor, shape == "array" ? "" : ("[" + shape + "] ").c_str(),
+                check.c_str());
+    if (!opt_.csv.empty()) append_csv(opt_.csv, row);
   }
 
  private:
@@ -306,7 +408,17 @@ struct Contender {
   std::function<void()> launch;
   std::string check;
   bool ok;
+  size_t bytes = 0;  // what it moves, for its GB/s; 0: the problem's bytes (the floor sets its own)
 };
+
+// The floor as a contender: reads the n input elements, writes m of the output (see
+// floor_kernel). `name` says what that is ("read", "read_write", "copy"); its GB/s counts the
+// (n + m) x 4 bytes it moves, its x floor is 1.
+inline Contender floor_contender(const std::string& name, const void* in, size_t n, void* out, size_t m,
+                                 cudaStream_t s) {
+  return {"floor", name, [=] { launch_floor(in, n, out, m, s); },
+          "(moves only: reads " + std::to_string(n) + ", writes " + std::to_string(m) + ")", true, (n + m) * 4};
+}
 
 inline std::string check_text(const Verdict& v, bool expect_correct = true) {
   if (v.ok) return "ok " + v.detail;
@@ -314,7 +426,8 @@ inline std::string check_text(const Verdict& v, bool expect_correct = true) {
 }
 
 // --check: one line per contender (the format tests/mutation.py reads: dtype n off variant check),
-// else all contenders timed in turns and reported as run_dtype does, plus the shape.
+// else all contenders timed in turns and reported as run_dtype does, plus the shape. `bytes`:
+// what the problem moves; a contender that carries its own (the floor) is reported with those.
 inline void finish(const Options& opt, Bench& bench, const std::vector<Contender>& contenders, const char* dtype,
                    size_t n, size_t offset, size_t bytes, const std::string& shape = "array") {
   if (opt.check_only) {
@@ -327,8 +440,8 @@ inline void finish(const Options& opt, Bench& bench, const std::vector<Contender
   for (const auto& c : contenders) launches.push_back(c.launch);
   const std::vector<Timing> t = bench.time(launches);  // contenders[0] is CUB, [1] the floor
   for (size_t i = 0; i < t.size(); ++i)
-    bench.report(contenders[i].step, contenders[i].name, dtype, n, offset, bytes, t[i], t[0].median_ms, t[1].median_ms,
-                 contenders[i].check, contenders[i].ok, shape);
+    bench.report(contenders[i].step, contenders[i].name, dtype, n, offset, contenders[i].bytes ? contenders[i].bytes : bytes,
+                 t[i], t[0].median_ms, t[1].median_ms, contenders[i].check, contenders[i].ok, shape);
 }
 
 // Device scratch that only grows: reallocated (outside any timing) when `need` exceeds it.
@@ -404,7 +517,7 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::s
       all_ok &= cv.ok;
       contenders.push_back({"cub", "cub", cub_sum, check_text(cv), cv.ok});
       if (!opt.check_only)
-        contenders.push_back({"floor", "read", [=] { launch_read_floor(in, n, d_out + 1, s); }, "(reads only)", true});
+        contenders.push_back(floor_contender("read", in, n, d_out + 1, 0, s));
       for (const Variant* var : variants) {
         auto launch = [var, in, n, d_out, &ctx] { var->launcher<T>()(in, n, d_out, ctx); };
         Verdict v = verify_result(run_once(launch, d_out, s), ref, n);
@@ -488,12 +601,20 @@ inline void print_header(const Options& opt, const DeviceInfo& dev, const char* 
   if (opt.check_only)
     std::printf("check only: CUB and each variant once on a poisoned output, against the host reference\n"
                 "%-5s %11s %3s  %-16s %s\n", "dtype", "n", "off", "variant", "check");
-  else
-    std::printf("median of %d timed runs after %d warm-up; L2 flushed before each; GB/s = bytes to move / median;\n"
-                "xCUB = CUB time / this time (higher is faster); xfloor = this time / plain-read time (floor = 1)\n"
-                "%-5s %11s %3s  %-16s %9s %9s %8s %6s %6s %7s  %s\n",
-                opt.reps, opt.warmup, "dtype", "n", "off", "variant", "median ms", "min ms", "GB/s", "%peak", "xCUB",
-                "xfloor", "check");
+  else {
+    if (opt.batch > 1)
+      std::printf("per launch: median, min-max of %d timed batches of %d launches back to back (a batch's time / %d)\n"
+                  "after %d warm-up; L2 flushed before each batch, not between its launches; GB/s = bytes to move / median;\n",
+                  opt.reps, opt.batch, opt.batch, opt.warmup);
+    else
+      std::printf("median and min-max of %d timed runs after %d warm-up; L2 flushed before each; GB/s = bytes to move / median;\n",
+                  opt.reps, opt.warmup);
+    std::printf("xCUB = CUB time / this time (higher is faster); xfloor = this time / the floor's (floor = 1: it reads\n"
+                "the input and writes the output, nothing else)\n"
+                "%-5s %11s %3s  %-16s %9s %*s %8s %6s %6s %7s  %s\n",
+                "dtype", "n", "off", "variant", "median ms", spread_width(opt.batch), "min-max ms", "GB/s", "%peak",
+                "xCUB", "xfloor", "check");
+  }
 }
 
 // How every program ends: body() returns the exit code; a UsageError thrown on the way (a

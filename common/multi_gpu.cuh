@@ -27,19 +27,9 @@ inline size_t shard_begin(size_t n, int K, int k) {
 inline size_t shard_size(size_t n, int K, int k) { return shard_begin(n, K, k + 1) - shard_begin(n, K, k); }
 
 
-// Spins `ns` nanoseconds on one thread. Before each timed run GPU 0 waits this long after
-// the flushes, so that the host has queued all K GPUs' work (launches into K streams, NCCL's
-// group call) before the clock starts: the host's enqueue time never falls inside the time.
-__device__ inline uint64_t global_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__global__ void wait_ns_kernel(uint64_t ns) {
-  const uint64_t t0 = global_ns();
-  while (global_ns() - t0 < ns) {
-  }
-}
+// Before each timed run GPU 0 spins this long after the flushes (harness::wait_ns_kernel),
+// so that the host has queued all K GPUs' work (launches into K streams, NCCL's group call)
+// before the clock starts: the host's enqueue time never falls inside the time.
 constexpr uint64_t kHostLeadNs = 200000;  // 200 us
 
 // ---- which GPUs ------------------------------------------------------------------------------
@@ -108,6 +98,7 @@ struct Gpu {
   int4* flush = nullptr;
   size_t flush_count = 0;
   cudaEvent_t ready{}, done{};  // no timing: cross-device waits only
+  cudaEvent_t t0{}, t1{};       // timing, on this GPU's own clock (time_each_gpu)
 };
 
 class MultiGpu {
@@ -139,6 +130,8 @@ class MultiGpu {
       CUDA_CHECK(cudaMemset(g.flush, 0, g.flush_count * sizeof(int4) + sizeof(int)));
       CUDA_CHECK(cudaEventCreateWithFlags(&g.ready, cudaEventDisableTiming));
       CUDA_CHECK(cudaEventCreateWithFlags(&g.done, cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreate(&g.t0));
+      CUDA_CHECK(cudaEventCreate(&g.t1));
       gpus_.push_back(g);
     }
     CUDA_CHECK(cudaSetDevice(gpus_[0].device));
@@ -221,7 +214,11 @@ class MultiGpu {
   // and joins would see it; the join's cross-device event wait (a few microseconds, printed
   // by the program as the empty fork/join) is inside it. Median and min over reps; the
   // contenders take turns within every rep, as in Bench::time.
-  std::vector<Timing> time(const Options& opt, const std::vector<std::function<void()>>& launches) {
+  // host_us: if given, per contender the longest host time (us) to queue one timed run, from
+  // the lead spin to `stop`; above kHostLeadNs the GPU may have waited for the host inside
+  // the time, and a note says so.
+  std::vector<Timing> time(const Options& opt, const std::vector<std::function<void()>>& launches,
+                           std::vector<double>* host_us = nullptr) {
     sync_all();
     const auto warm_start = std::chrono::steady_clock::now();
     for (int w = 0; w < opt.warmup || (opt.warmup > 0 && std::chrono::steady_clock::now() - warm_start <
@@ -235,6 +232,8 @@ class MultiGpu {
     }
     sync_all();
     std::vector<std::vector<double>> ms(launches.size());
+    std::vector<double> queue_us(launches.size(), 0.0);
+    std::vector<int> late(launches.size(), 0);
     for (int r = 0; r < opt.reps; ++r) {
       for (size_t i = 0; i < launches.size(); ++i) {
         for (int k = 0; k < size(); ++k) {
@@ -245,6 +244,7 @@ class MultiGpu {
           CUDA_CHECK_LAUNCH();
         }
         join();  // GPU 0 waits for every flush
+        const auto queued_from = std::chrono::steady_clock::now();
         wait_ns_kernel<<<1, 1, 0, gpus_[0].stream>>>(kHostLeadNs);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaEventRecord(start_, gpus_[0].stream));
@@ -252,6 +252,9 @@ class MultiGpu {
         launches[i]();
         join();
         CUDA_CHECK(cudaEventRecord(stop_, gpus_[0].stream));
+        const double us = host_us_since(queued_from);
+        queue_us[i] = std::max(queue_us[i], us);
+        late[i] += us > kHostLeadNs / 1e3;
         CUDA_CHECK(cudaEventSynchronize(stop_));
         float t = 0;
         CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
@@ -259,12 +262,79 @@ class MultiGpu {
       }
     }
     std::vector<Timing> result;
-    for (auto& m : ms) {
-      std::sort(m.begin(), m.end());
-      const size_t h = m.size() / 2;
-      result.push_back({m.size() % 2 ? m[h] : (m[h - 1] + m[h]) / 2, m.front()});
-    }
+    for (const auto& m : ms) result.push_back(summarize(m, 1));
+    for (size_t i = 0; i < launches.size(); ++i)
+      note_host_late("fork/join clock, contender " + std::to_string(i), late[i], opt.reps, queue_us[i]);
+    if (host_us) *host_us = queue_us;
     return result;
+  }
+
+  // Timing on each GPU's own clock, the way one process per GPU (nccl_mp) must time itself:
+  // every GPU flushes its L2; `line_up` queues what brings the GPUs to one moment (an
+  // all-reduce of one value, as nccl_mp does; or fork()); then every GPU spins kHostLeadNs,
+  // records its own start, runs its part of `launch` and records its own stop. No
+  // cross-device event wait falls between a GPU's two events, but a wait for another GPU
+  // inside the work does (an all-reduce waits for the slowest member). Per GPU the median
+  // over the reps; the result is the slowest GPU's, as nccl_mp's row takes the slowest
+  // rank's. host_us_*: the host time to queue one timed run (lead spins, events, `launch`).
+  struct EachGpuTiming {
+    Timing slowest;  // the GPU with the largest median
+    int gpu = 0;     // its index (0..K-1)
+    double host_us_median = 0, host_us_max = 0;
+  };
+  EachGpuTiming time_each_gpu(const Options& opt, const std::function<void()>& launch,
+                              const std::function<void()>& line_up) {
+    sync_all();
+    for (int w = 0; w < std::max(opt.warmup, 1); ++w) {
+      line_up();
+      launch();
+      sync_all();
+    }
+    std::vector<std::vector<double>> ms(gpus_.size());
+    std::vector<double> queue_us;
+    for (int r = 0; r < opt.reps; ++r) {
+      for (int k = 0; k < size(); ++k) {
+        Gpu& g = gpus_[size_t(k)];
+        use(k);
+        flush_l2_kernel<<<g.info.sms * 4, 512, 0, g.stream>>>(g.flush, g.flush_count,
+                                                              reinterpret_cast<int*>(g.flush + g.flush_count));
+        CUDA_CHECK_LAUNCH();
+      }
+      line_up();
+      const auto queued_from = std::chrono::steady_clock::now();
+      for (int k = 0; k < size(); ++k) {
+        Gpu& g = gpus_[size_t(k)];
+        use(k);
+        wait_ns_kernel<<<1, 1, 0, g.stream>>>(kHostLeadNs);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaEventRecord(g.t0, g.stream));
+      }
+      launch();
+      for (int k = 0; k < size(); ++k) {
+        use(k);
+        CUDA_CHECK(cudaEventRecord(gpus_[size_t(k)].t1, gpus_[size_t(k)].stream));
+      }
+      queue_us.push_back(host_us_since(queued_from));
+      for (int k = 0; k < size(); ++k) {
+        Gpu& g = gpus_[size_t(k)];
+        use(k);
+        CUDA_CHECK(cudaEventSynchronize(g.t1));
+        float t = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&t, g.t0, g.t1));
+        ms[size_t(k)].push_back(t);
+      }
+    }
+    use(0);
+    EachGpuTiming e;
+    for (int k = 0; k < size(); ++k) {
+      const Timing t = summarize(ms[size_t(k)], 1);
+      if (k == 0 || t.median_ms > e.slowest.median_ms) e.slowest = t, e.gpu = k;
+    }
+    std::sort(queue_us.begin(), queue_us.end());
+    if (!queue_us.empty()) e.host_us_median = queue_us[queue_us.size() / 2], e.host_us_max = queue_us.back();
+    const int late = int(std::count_if(queue_us.begin(), queue_us.end(), [](double us) { return us > kHostLeadNs / 1e3; }));
+    note_host_late("each GPU's own clock", late, opt.reps, e.host_us_max);
+    return e;
   }
 
  private:
@@ -277,6 +347,8 @@ class MultiGpu {
       cudaFree(g.flush);
       if (g.ready) cudaEventDestroy(g.ready);
       if (g.done) cudaEventDestroy(g.done);
+      if (g.t0) cudaEventDestroy(g.t0);
+      if (g.t1) cudaEventDestroy(g.t1);
       if (g.stream) cudaStreamDestroy(g.stream);
     }
     if (!gpus_.empty()) cudaSetDevice(gpus_[0].device);
@@ -284,6 +356,16 @@ class MultiGpu {
     if (stop_) cudaEventDestroy(stop_);
     gpus_.clear();
     start_ = stop_ = nullptr;
+  }
+  static double host_us_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+  // The lead spin hides the host's queueing only while the host is faster than the spin.
+  static void note_host_late(const std::string& what, int late, int reps, double worst_us) {
+    if (late > 0)
+      std::printf("note (%s): in %d of %d timed runs the host needed more than the %.0f us lead to queue the run (up "
+                  "to %.0f us): the GPU may have waited for the host inside those times\n",
+                  what.c_str(), late, reps, kHostLeadNs / 1e3, worst_us);
   }
   std::vector<Gpu> gpus_;
   cudaEvent_t start_{}, stop_{};
@@ -297,7 +379,7 @@ inline void multi_report(const Options& opt, const DeviceInfo& dev, int K, const
                          const std::string& variant, const char* dtype, size_t n, size_t offset, const Timing& t,
                          double cub_ms, double floor_ms, const std::string& check, bool ok) {
   CsvRow row{dev.name, dev.cuda, step, variant, dtype, n};
-  row.ms = t.median_ms;
+  set_timing(row, t);  // a Timing{ms, 0} (derived or per-rank) has no spread: empty in the CSV
   row.gbps = double(n) * 4 / (t.median_ms * 1e6);
   row.pct_peak = 100.0 * row.gbps / (K * dev.peak_gbps);
   row.verified = ok;
@@ -307,13 +389,7 @@ inline void multi_report(const Options& opt, const DeviceInfo& dev, int K, const
   std::printf("%-5s %11zu %3zu  %-18s %9.4f %9.4f %8.1f %5.1f%% %5.2fx %6.2fx  %-7s %s\n", dtype, n, offset,
               variant.c_str(), row.ms, t.min_ms, row.gbps, row.pct_peak, row.x_cub, row.x_floor, row.shape.c_str(),
               check.c_str());
-  if (opt.csv.empty()) return;
-  std::ifstream probe(opt.csv);
-  const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
-  std::ofstream csv(opt.csv, std::ios::app);
-  if (!csv) throw std::runtime_error("--csv: cannot open " + opt.csv + " for appending");
-  if (fresh) csv << csv_header() << "\n";
-  csv << csv_row(row) << "\n";
+  if (!opt.csv.empty()) append_csv(opt.csv, row);
 }
 
 }  // namespace harness

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
-"""Converts a measurement CSV of the old 10-column schema to the current one.
+"""Converts a measurement CSV of an earlier schema to the current one.
 
     migrate_csv.py OLD.csv NEW.csv      (NEW may be OLD itself: the file is read first)
 
-Old:  device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified
-New:  device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape
+10 columns:  device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified
+13 columns:  ...,verified,x_cub,x_floor,shape
+Current:     ...,verified,x_cub,x_floor,shape,ms_min,ms_max,batch
 
-Old files carry no run id, but the old harness wrote each run's CUB row first and then
-that run's variants for the same (device, dtype, n). So a row's CUB partner is the CUB
-row of its (device, dtype, n) that most recently precedes it in file order, and
+From 13 columns: ms_min and ms_max empty (the spread was not recorded: "not measured" to
+plots/results.py, whose tables then show the median alone) and batch 1 (every launch was
+timed between its own pair of events then). Nothing else changes.
+
+From 10 columns, first x_cub, x_floor and shape. Those files carry no run id, but the old
+harness wrote each run's CUB row first and then that run's variants for the same (device,
+dtype, n). So a row's CUB partner is the CUB row of its (device, dtype, n) that most
+recently precedes it in file order, and
     x_cub   = that CUB row's ms / this row's ms  (1.0000 on CUB rows; 0.0000 if none precedes)
     x_floor = 0.0000 on every row: the floor was not measured then.
-0.0000 means "not measured" to plots/results.py; its tables print "-" there. Everything
-else is copied unchanged. The output is read back with results.load as a check.
+0.0000 means "not measured" to plots/results.py; its tables print "-" there. shape is
+"array". Everything else is copied unchanged. The output is read back with results.load
+as a check; a file already in the current schema is refused, not redone.
 """
 import csv
 import io
@@ -23,10 +30,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results  # noqa: E402
 
 NOT_MEASURED = f"{results.NOT_MEASURED:.4f}"
+NO_SPREAD = ["", "", str(results.SWEEP_BATCH)]  # ms_min, ms_max not measured; one launch per event pair
 
 
 def migrate_records(records):
-    """Old-schema field lists (no header) -> new-schema field lists, in the same order."""
+    """10-column field lists (no header) -> current-schema field lists, in the same order."""
     last_cub_ms = {}  # (device, dtype, n) -> ms of the latest CUB row seen, i.e. of this run
     out = []
     for fields in records:
@@ -37,7 +45,7 @@ def migrate_records(records):
             x_cub = "1.0000"
         else:
             x_cub = same_run_ratio(last_cub_ms.get(key), float(r["ms"]))
-        out.append(list(fields) + [x_cub, NOT_MEASURED, results.ARRAY])
+        out.append(list(fields) + [x_cub, NOT_MEASURED, results.ARRAY] + NO_SPREAD)
     return out
 
 
@@ -46,29 +54,31 @@ def same_run_ratio(cub_ms, ms):
 
 
 def migrate_text(text, source="<text>"):
-    """A whole old-schema CSV text -> the new-schema CSV text; SchemaError if it is not
-    in the old schema (a file already migrated or measured anew is refused, not redone)."""
+    """A whole CSV text of the 10- or 13-column schema -> the current schema's text;
+    SchemaError for anything else (a file already migrated or measured anew is refused)."""
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
-    if header != results.OLD_COLUMNS:
-        raise results.SchemaError(f"{source}: header {header} is not the old schema {results.OLD_COLUMNS}")
+    if header not in (results.OLD_COLUMNS, results.NO_SPREAD_COLUMNS):
+        raise results.SchemaError(f"{source}: header {header} is neither earlier schema, "
+                                  f"{results.OLD_COLUMNS} or {results.NO_SPREAD_COLUMNS}")
     records = list(reader)
     for lineno, fields in enumerate(records, start=2):
-        if len(fields) != len(results.OLD_COLUMNS):
-            raise results.SchemaError(f"{source}:{lineno}: {len(fields)} fields, expected {len(results.OLD_COLUMNS)}")
+        if len(fields) != len(header):
+            raise results.SchemaError(f"{source}:{lineno}: {len(fields)} fields, expected {len(header)}")
         try:
-            float(fields[results.OLD_COLUMNS.index("ms")])
+            float(fields[header.index("ms")])
         except ValueError as e:
             raise results.SchemaError(f"{source}:{lineno}: {e}") from None
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(results.COLUMNS)
-    writer.writerows(migrate_records(records))
+    writer.writerows(migrate_records(records) if header == results.OLD_COLUMNS else
+                     [fields + NO_SPREAD for fields in records])
     return out.getvalue()
 
 
 def migrate_file(src, dst):
-    """Writes dst (new schema) from src (old schema) and returns its rows as results.load reads them."""
+    """Writes dst (current schema) from src (an earlier one) and returns its rows as results.load reads them."""
     with open(src, newline="") as f:
         new = migrate_text(f.read(), src)
     rows = results.parse(io.StringIO(new), f"{src} (migrated)")  # refuse to write what would not load
@@ -85,7 +95,7 @@ def main(argv=None):
         rows = migrate_file(*args)
     except (OSError, results.SchemaError) as e:
         sys.exit(f"migrate_csv.py: {e}")
-    print(f"wrote {args[1]}: {len(rows)} rows, x_cub paired by file order, x_floor 0.0000 (not measured)")
+    print(f"wrote {args[1]}: {len(rows)} rows in the current schema (no spread, batch 1)")
 
 
 if __name__ == "__main__":

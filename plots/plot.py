@@ -246,7 +246,8 @@ def segmented_figure(rows, device, path):
         for (step, variant), by_cols in sorted(lines.items()):
             xs = sorted(by_cols)
             ref = step in ("cub", "floor")
-            label = {"cub": "CUB DeviceSegmentedReduce::Sum", "floor": "floor (plain read)"}.get(step, variant)
+            label = {"cub": "CUB DeviceSegmentedReduce::Sum",
+                     "floor": f"floor ({results.FLOOR_VARIANT_LABELS.get(variant, variant)})"}.get(step, variant)
             ax.plot(xs, [by_cols[x] for x in xs], marker="o", ms=3, label=label, lw=2.5 if ref else 1.5,
                     ls="--" if ref else "-", color="black" if step == "floor" else None)
         ax.set_xscale("log", base=2)
@@ -306,7 +307,9 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="folder for the PNG files")
     ap.add_argument("csv", nargs="+")
     a = ap.parse_args(argv)
-    rows = results.load(a.csv)
+    # The figures show the sweeps' method, each launch timed alone: rows timed in batches
+    # (--batch B) answer other questions, in tables that say so (results.noise_table).
+    rows = [r for r in results.load(a.csv) if r["batch"] == results.SWEEP_BATCH]
     if not rows:
         sys.exit("plot.py: no rows in " + ", ".join(a.csv))
     os.makedirs(a.out, exist_ok=True)

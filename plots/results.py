@@ -4,16 +4,27 @@
 Plain Python, no matplotlib, so the docs tools and tests can use it anywhere.
     results.py summary FILE.csv [...] [--n N]   the ladder as a table, best variant per step,
                                                 then the latency of those variants at small n
+    results.py compare FILE.csv [...] --device D --dtype int|float --keys STEP/VARIANT,...
+               [--batch B] [--shape S]          median and min-max per size of the contenders
+                                                named, and whether the timer can order them
 
 The schema, one row per (program run, step, variant, dtype, n):
-    device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape
+    device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape,ms_min,ms_max,batch
 Every step program times, interleaved rep by rep in the same run, CUB (step=cub,
-variant=cub), the floor (step=floor, variant=read: a plain vectorized read of the same n
-elements) and its own variants. x_cub = CUB's median ms / this row's median ms (higher is
-faster; 1 on the cub row); x_floor = this row's median ms / the floor's median ms (lower
-is better, about 1 at best; 1 on the floor row). 0 in x_cub or x_floor means "not
-measured" (plots/migrate_csv.py writes it for files from before the floor existed); the
-tables print "-" for it.
+variant=cub), the floor (step=floor: a kernel that moves what the problem moves and
+nothing else; variant=read for a sum, read_write where it also writes an output of another
+size than its input (step 06's row sums, its kept elements), copy where the output is as large
+as the input; its gbps counts its own bytes) and its own variants. x_cub = CUB's median
+ms / this row's median ms (higher is faster; 1 on the cub row); x_floor = this row's
+median ms / the floor's median ms (lower is better, about 1 at best; 1 on the floor row).
+0 in x_cub or x_floor means "not measured" (plots/migrate_csv.py writes it for files from
+before the floor existed); the tables print "-" for it.
+ms is the median time per launch over the reps, ms_min and ms_max their spread (empty: not
+measured, in rows from before these columns); batch is how many launches ran back to back
+between one pair of timing events (1: each launch alone, the sweeps' method; B > 1: the
+harness's --batch B, for differences below what one event pair resolves, about 0.5 us).
+Files of the 13-column schema (up to shape) are read as they are, without a spread and with
+batch 1; plots/migrate_csv.py converts them and the 10-column files.
 """
 import csv
 import math
@@ -23,22 +34,26 @@ import sys
 from collections import defaultdict
 
 COLUMNS = ["device", "cuda", "step", "variant", "dtype", "n", "ms", "gbps", "pct_peak", "verified", "x_cub", "x_floor",
-           "shape"]
+           "shape", "ms_min", "ms_max", "batch"]
 ARRAY = "array"  # shape of a whole-array reduction (n elements -> one value); other steps: "cols=16", ...
 OLD_COLUMNS = COLUMNS[:10]  # before x_cub and x_floor; plots/migrate_csv.py converts
+NO_SPREAD_COLUMNS = COLUMNS[:13]  # before ms_min, ms_max and batch: read as no spread, batch 1
+SWEEP_BATCH = 1  # the sweeps time each launch alone; tables and figures use only such rows
 FLOAT_FIELDS = ("ms", "gbps", "pct_peak", "x_cub", "x_floor")
 RATIO_FIELDS = ("x_cub", "x_floor")
 NOT_MEASURED = 0.0
 
 # Rows every step program writes beside its own variants: step -> the one variant name.
 CUB, FLOOR = ("cub", "cub"), ("floor", "read")
-# The floor of a problem that also writes an array (step 07's normalization) is a copy.
+# The floor of a problem that also writes an array is read_write (step 06's segmented sum
+# and filter) or a copy (step 07's normalization: as many written as read).
 # Step 08 (several GPUs) times CUB three ways: on one GPU over the whole array (the x_cub
 # reference), on every GPU's shard at once, and the sum of the shards' single-GPU times.
-REFERENCES = {"cub": ("cub", "cub_1gpu", "cub_each_gpu", "cub_sum_of_shards"), "floor": ("read", "copy")}
+REFERENCES = {"cub": ("cub", "cub_1gpu", "cub_each_gpu", "cub_sum_of_shards"), "floor": ("read", "read_write", "copy")}
 SELF_REFERENCES = {("cub", "cub"): "x_cub", ("cub", "cub_1gpu"): "x_cub",
-                   ("floor", "read"): "x_floor", ("floor", "copy"): "x_floor"}
+                   ("floor", "read"): "x_floor", ("floor", "read_write"): "x_floor", ("floor", "copy"): "x_floor"}
 CUB_LABEL, FLOOR_LABEL = "CUB DeviceReduce::Sum", "floor (plain read)"
+FLOOR_VARIANT_LABELS = {"read": "plain read", "read_write": "read + write", "copy": "plain copy"}  # in the tables
 
 
 class SchemaError(ValueError):
@@ -57,22 +72,26 @@ def load(paths):
 def parse(lines, source):
     """Typed rows of one CSV text (an iterable of lines); `source` names it in errors."""
     reader = csv.reader(lines)
-    check_header(next(reader, None), source)
-    return [typed_row(fields, f"{source}:{lineno}") for lineno, fields in enumerate(reader, start=2)]
+    columns = check_header(next(reader, None), source)
+    return [typed_row(fields, f"{source}:{lineno}", columns) for lineno, fields in enumerate(reader, start=2)]
 
 
 def check_header(header, source):
+    """The columns of a file's rows: the current schema's, or the 13 before the spread."""
     if header == OLD_COLUMNS:
         raise SchemaError(f"{source}: old 10-column schema (no x_cub, x_floor); convert it with "
                           f"python3 plots/migrate_csv.py OLD.csv NEW.csv, or measure again")
-    if header != COLUMNS:
+    if header not in (COLUMNS, NO_SPREAD_COLUMNS):
         raise SchemaError(f"{source}: header {header} is not {COLUMNS}")
+    return header
 
 
-def typed_row(fields, where):
-    if len(fields) != len(COLUMNS):
-        raise SchemaError(f"{where}: {len(fields)} fields, expected {len(COLUMNS)}")
-    r = dict(zip(COLUMNS, fields))
+def typed_row(fields, where, columns=COLUMNS):
+    if len(fields) != len(columns):
+        raise SchemaError(f"{where}: {len(fields)} fields, expected {len(columns)}")
+    r = dict(zip(columns, fields))
+    if columns == NO_SPREAD_COLUMNS:
+        r.update(ms_min="", ms_max="", batch=str(SWEEP_BATCH))
     if not r["device"].strip():
         raise SchemaError(f"{where}: empty device name")
     if r["verified"] not in ("true", "false") or r["dtype"] not in ("int", "float"):
@@ -81,6 +100,11 @@ def typed_row(fields, where):
         r["n"] = int(r["n"])
         for k in FLOAT_FIELDS:
             r[k] = float(r[k])
+        for k in ("ms_min", "ms_max"):  # empty: not measured
+            r[k] = float(r[k]) if r[k] != "" else None
+        if not re.fullmatch(r"[0-9]+", r["batch"]):
+            raise ValueError(f"batch '{r['batch']}' is not a whole number")
+        r["batch"] = int(r["batch"])
     except ValueError as e:
         raise SchemaError(f"{where}: {e}") from None
     r["verified"] = r["verified"] == "true"
@@ -94,6 +118,13 @@ def check_values(r, where):
     """What the harness guarantees; a row that breaks it was paired or written wrongly."""
     if not all(math.isfinite(r[k]) and r[k] >= 0 for k in FLOAT_FIELDS):
         raise SchemaError(f"{where}: a negative or non-finite number")
+    if r["batch"] < 1:
+        raise SchemaError(f"{where}: batch must be at least 1")
+    if (r["ms_min"] is None) != (r["ms_max"] is None):
+        raise SchemaError(f"{where}: ms_min and ms_max are measured together or not at all")
+    if r["ms_min"] is not None and not (math.isfinite(r["ms_max"]) and 0 <= r["ms_min"] <= r["ms"] <= r["ms_max"]):
+        raise SchemaError(f"{where}: the median ms {r['ms']} is not within [ms_min, ms_max] = "
+                          f"[{r['ms_min']}, {r['ms_max']}]")
     step = r["step"]
     if step in REFERENCES and r["variant"] not in REFERENCES[step]:
         raise SchemaError(f"{where}: step '{step}' must have variant {' or '.join(REFERENCES[step])}")
@@ -117,20 +148,68 @@ def is_reference(step):
     return step in REFERENCES
 
 
-def curves(rows, device, dtype, include_wrong=False, field="gbps", shape=ARRAY):
+def curves(rows, device, dtype, include_wrong=False, field="gbps", shape=ARRAY, batch=SWEEP_BATCH):
     """{(step, variant): {n: median of `field`}} over verified rows (all rows with include_wrong).
     Every step program times CUB and the floor once per size, so all CUB rows of the device
     pool into one ('cub', 'cub') curve and all floor rows into one ('floor', 'read') curve.
     For x_cub and x_floor, rows with 0 ("not measured") are left out. Only rows of one problem
-    shape take part (whole-array reductions unless `shape` says otherwise)."""
+    shape take part (whole-array reductions unless `shape` says otherwise), and of one timing
+    method: launches timed alone (the sweeps'), unless `batch` names another."""
     acc = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if r["device"] != device or r["dtype"] != dtype or r["shape"] != shape or not (r["verified"] or include_wrong):
+        if (r["device"] != device or r["dtype"] != dtype or r["shape"] != shape or r["batch"] != batch
+                or not (r["verified"] or include_wrong)):
             continue
         if field in RATIO_FIELDS and r[field] == NOT_MEASURED:
             continue
         acc[(r["step"], r["variant"])][r["n"]].append(r[field])
     return {k: {n: statistics.median(v) for n, v in sorted(by_n.items())} for k, by_n in acc.items()}
+
+
+def spreads(rows, device, dtype, shape=ARRAY, batch=SWEEP_BATCH):
+    """{(step, variant): {n: (min ms, max ms)}} over the verified rows that curves() pools:
+    the lowest ms_min and the highest ms_max of them. A size where any of those rows has no
+    spread (measured before ms_min and ms_max existed) is left out: it has none to show."""
+    acc = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if (r["device"] == device and r["dtype"] == dtype and r["shape"] == shape and r["batch"] == batch
+                and r["verified"]):
+            acc[(r["step"], r["variant"])][r["n"]].append((r["ms_min"], r["ms_max"]))
+    return {k: {n: (min(lo for lo, _ in v), max(hi for _, hi in v)) for n, v in sorted(by_n.items())
+                if all(lo is not None for lo, _ in v)} for k, by_n in acc.items()}
+
+
+def within_noise(a, b):
+    """Whether the timer cannot order two contenders, from their (min, max) ranges over the
+    reps (any one unit). True when the ranges overlap: a text comparing the two must say
+    "within noise". False when they are apart: every rep of one was faster than every rep of
+    the other. None when either range was not measured: nothing can be claimed either way."""
+    if a is None or b is None or None in a or None in b:
+        return None
+    (a_lo, a_hi), (b_lo, b_hi) = a, b
+    if a_lo > a_hi or b_lo > b_hi:
+        raise ValueError(f"not a (min, max) range: {a}, {b}")
+    return a_lo <= b_hi and b_lo <= a_hi
+
+
+def noise_verdict(contenders):
+    """What the timer can say about [(label, median, (min, max) or None)]: the fastest by
+    median "faster" (of two) or "fastest" when its range is apart from every other's, "within
+    noise" when it overlaps them all, else the fastest and those within noise of it."""
+    present = [c for c in contenders if c[1] is not None]
+    if len(present) < 2:
+        return "-"
+    fast = min(present, key=lambda c: c[1])
+    others = [c for c in present if c is not fast]
+    overlaps = [within_noise(fast[2], c[2]) for c in others]
+    if None in overlaps:
+        return "spread not measured"
+    tied = [c[0] for c, o in zip(others, overlaps) if o]
+    if not tied:
+        return f"{fast[0]} {'faster' if len(present) == 2 else 'fastest'}"
+    if len(tied) == len(others):
+        return "within noise"
+    return f"{fast[0]} fastest; within noise of it: {', '.join(tied)}"
 
 
 def peak(rows, device):
@@ -223,7 +302,7 @@ def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False, shape=
     lines.append(f"| CUB | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
     for key in sorted(k for k in c if k[0] == FLOOR[0]):
         if any(n in c[key] for n in sizes):
-            lines.append(f"| floor | plain {key[1]} | " + " | ".join(cells(key)) + " |")
+            lines.append(f"| floor | {FLOOR_VARIANT_LABELS[key[1]]} | " + " | ".join(cells(key)) + " |")
     return "\n".join(lines)
 
 
@@ -235,7 +314,7 @@ def shapes_table(rows, device, dtype, step, shapes, cub_label):
     gbps, x_cub = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(list))
     for r in rows:
         if (r["device"] == device and r["dtype"] == dtype and r["shape"] in shapes and r["verified"]
-                and r["step"] in (step, CUB[0], FLOOR[0])):
+                and r["batch"] == SWEEP_BATCH and r["step"] in (step, CUB[0], FLOOR[0])):
             gbps[(r["step"], r["variant"])][r["shape"]].append(r["gbps"])
             x_cub[(r["step"], r["variant"])][r["shape"]].append(r["x_cub"])
 
@@ -254,21 +333,28 @@ def shapes_table(rows, device, dtype, step, shapes, cub_label):
         lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(cells(key)) + " |")
     lines.append(f"| CUB | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
     for key in sorted(k for k in gbps if k[0] == FLOOR[0]):
-        lines.append(f"| floor | plain {key[1]} | " + " | ".join(cells(key)) + " |")
+        lines.append(f"| floor | {FLOOR_VARIANT_LABELS[key[1]]} | " + " | ".join(cells(key)) + " |")
     return "\n".join(lines)
 
 
 def latency_table(rows, device, dtype, sizes, steps=None, all_variants=False):
     """Markdown table of median microseconds, one column per size: the variant of each
     step that the figures draw (all variants with all_variants), then CUB and the floor.
-    Where launch and latency dominate (small n) GB/s hides what time shows."""
+    Where launch and latency dominate (small n) GB/s hides what time shows. Where the rows
+    have a spread, the cell shows it beside the median: "4.2 µs (4.1-4.4)"."""
     us = {k: {n: 1000 * ms for n, ms in by_n.items()} for k, by_n in curves(rows, device, dtype, field="ms").items()}
+    spread = spreads(rows, device, dtype)
     keys = sorted(k for k in us if not is_reference(k[0])) if all_variants else plotted_variants(rows, device, dtype)
     keys = [k for k in keys if steps is None or short(k[0]) in steps]
 
+    def cell(key, n):
+        if n not in us.get(key, {}):
+            return "-"
+        lo_hi = spread.get(key, {}).get(n)
+        return f"{us[key][n]:.1f} µs" + (f" ({1000 * lo_hi[0]:.1f}-{1000 * lo_hi[1]:.1f})" if lo_hi else "")
+
     def line(step, variant, key):
-        return f"| {step} | {variant} | " + " | ".join(
-            f"{us[key][n]:.1f} µs" if n in us.get(key, {}) else "-" for n in sizes) + " |"
+        return f"| {step} | {variant} | " + " | ".join(cell(key, n) for n in sizes) + " |"
 
     lines = ["| step | variant | " + " | ".join(f"n = {pow2(n)}" for n in sizes) + " |",
              "|---|---|" + "---:|" * len(sizes)]
@@ -276,6 +362,35 @@ def latency_table(rows, device, dtype, sizes, steps=None, all_variants=False):
     lines.append(line("CUB", "DeviceReduce::Sum", CUB))
     if FLOOR in us:
         lines.append(line("floor", "plain read", FLOOR))
+    return "\n".join(lines)
+
+
+def noise_table(rows, device, dtype, keys, sizes=None, batch=SWEEP_BATCH, shape=ARRAY):
+    """Markdown table for a choice that rests on small differences (step 07's one-block
+    threshold, a rewrite of a block sum): a line per size; for each contender (step, variant)
+    in `keys` its median and (min-max) in microseconds over the rows timed with `batch`
+    launches per event pair; then what the timer can say (noise_verdict). Sizes: every size
+    measured for any of the keys, unless given."""
+    med = curves(rows, device, dtype, field="ms", shape=shape, batch=batch)
+    spread = spreads(rows, device, dtype, shape=shape, batch=batch)
+    if sizes is None:
+        sizes = sorted(set().union(*(med.get(k, {}).keys() for k in keys)))
+    one_step = len({s for s, _ in keys}) == 1
+    labels = [v if one_step else f"{s}/{v}" for s, v in keys]
+    digits = 3 if batch > 1 else 2  # a batch resolves to the nanosecond, one event pair to ~0.5 µs
+
+    def cell(key, n):
+        if n not in med.get(key, {}):
+            return "-"
+        lo_hi = spread.get(key, {}).get(n)
+        return (f"{1000 * med[key][n]:.{digits}f} " +
+                (f"({1000 * lo_hi[0]:.{digits}f}-{1000 * lo_hi[1]:.{digits}f})" if lo_hi else "(no spread)"))
+
+    lines = ["| n | " + " | ".join(f"{label}, µs" for label in labels) + " | the timer says |",
+             "|---:|" + "---:|" * len(keys) + "---|"]
+    for n in sizes:
+        named = [(label, med.get(k, {}).get(n), spread.get(k, {}).get(n)) for label, k in zip(labels, keys)]
+        lines.append(f"| {pow2(n)} | " + " | ".join(cell(k, n) for k in keys) + f" | {noise_verdict(named)} |")
     return "\n".join(lines)
 
 
@@ -307,8 +422,31 @@ def summary(paths, n=None):
     return "\n".join(out)
 
 
+def compare(argv):
+    """results.py compare: noise_table over the files given, from the command line."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="results.py compare")
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--device", required=True)
+    ap.add_argument("--dtype", required=True, choices=("int", "float"))
+    ap.add_argument("--keys", required=True, help="STEP/VARIANT,STEP/VARIANT,... (e.g. cub/cub)")
+    ap.add_argument("--batch", type=int, default=SWEEP_BATCH, help="the rows' launches per event pair")
+    ap.add_argument("--shape", default=ARRAY)
+    a = ap.parse_args(argv)
+    keys = [tuple(k.split("/", 1)) for k in a.keys.split(",")]
+    if any(len(k) != 2 for k in keys):
+        ap.error("--keys: each one is STEP/VARIANT")
+    return noise_table(load(a.csv), a.device, a.dtype, keys, batch=a.batch, shape=a.shape)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args[:1] == ["compare"]:
+        try:
+            print(compare(args[1:]))
+        except SchemaError as e:
+            sys.exit(f"results.py: {e}")
+        sys.exit(0)
     if not args or args[0] != "summary" or len(args) < 2:
         sys.exit(__doc__)
     n = None

@@ -20,6 +20,7 @@ for step in "$@"; do
   expect 2 'error: --n: must be at least 1'         -- "$bin" --n 0
   expect 2 'error: --dtype: expected int, float'    -- "$bin" --dtype half
   expect 2 'error: --reps: expected a whole number' -- "$bin" --reps many
+  expect 2 'error: --batch: expected a whole number' -- "$bin" --batch 0
   expect 2 'error: --variant: unknown .nope.'       -- "$bin" --variant nope
   expect 2 'error: --csv: missing value'            -- "$bin" --csv
   expect 0 'Variants:'                              -- "$bin" --help

@@ -1,5 +1,5 @@
 // Host tests of the harness pieces that need no GPU: size and flag parsing, the input
-// generator, the references, the float tolerance, verification and the CSV row.
+// generator, the references, the float tolerance, verification, the timing summary and the CSV row.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -85,6 +85,17 @@ static void test_args() {
   EXPECT(starts_with(usage_error({"--blocks"}), "--blocks: missing value"));
   EXPECT(starts_with(usage_error({"--csv"}), "--csv: missing value"));
   EXPECT(usage_error({"--n", "4M", "--dtype", "float"}).empty());
+  // --batch B: launches per pair of timing events; 1 (one pair per launch) unless given.
+  EXPECT(parse_args(1, argv).batch == 1);
+  {
+    const char* b[] = {"prog", "--batch", "100"};
+    EXPECT(parse_args(3, b).batch == 100);
+    const char* eq[] = {"prog", "--batch=1000"};
+    EXPECT(parse_args(2, eq).batch == 1000);
+  }
+  for (const char* bad : {"0", "-1", "1001", "x", "", "2.5", "10x"})
+    EXPECT(starts_with(usage_error({"--batch", bad}), "--batch: expected a whole number from 1 to 1000"));
+  EXPECT(starts_with(usage_error({"--batch"}), "--batch: missing value"));
 }
 
 static void test_inputs_and_references() {
@@ -163,12 +174,35 @@ static void test_verification() {
 }
 
 static void test_csv() {
-  EXPECT(std::string(csv_header()) == "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape");
+  // The 13 columns of the previous schema come first, unchanged; the spread and the batch are appended.
+  const std::string header = csv_header();
+  EXPECT(header.rfind("device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape,", 0) == 0);
+  EXPECT(header == "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape,ms_min,ms_max,batch");
+  // No spread given (a derived or per-rank row): empty fields, batch 1.
   std::string row = csv_row({"NVIDIA H100 80GB HBM3", "13.0", "step05_vectorized", "v4_batch4", "int", 1073741824,
                              1.25, 3435.97, 91.5, true, 1.0123, 1.00456});
-  EXPECT(row == "NVIDIA H100 80GB HBM3,13.0,step05_vectorized,v4_batch4,int,1073741824,1.250000,3435.97,91.50,true,1.0123,1.0046,array");
+  EXPECT(row == "NVIDIA H100 80GB HBM3,13.0,step05_vectorized,v4_batch4,int,1073741824,1.250000,3435.97,91.50,true,1.0123,1.0046,array,,,1");
   EXPECT(csv_row({"A, B", "13.0", "cub", "cub", "float", 1, 0.001, 0.0, 0.0, false, 1.0, 2.5, "cols=16"}) ==
-         "A  B,13.0,cub,cub,float,1,0.001000,0.00,0.00,false,1.0000,2.5000,cols=16");
+         "A  B,13.0,cub,cub,float,1,0.001000,0.00,0.00,false,1.0000,2.5000,cols=16,,,1");
+  CsvRow r{"GPU", "13.0", "step07_cooperative_grid", "one_block", "int", 16384, 0.0043126, 15.2, 0.3, true, 1.1, 1.0};
+  r.ms_min = 0.0042512;
+  r.ms_max = 0.0044;
+  r.batch = 100;
+  EXPECT(csv_row(r) ==
+         "GPU,13.0,step07_cooperative_grid,one_block,int,16384,0.004313,15.20,0.30,true,1.1000,1.0000,array,0.004251,0.004400,100");
+}
+
+// A rep's time is its event pair's time / batch; the median, min and max are over those.
+static void test_timing_summary() {
+  Timing one = summarize({0.0050, 0.0045, 0.0061}, 1);
+  EXPECT(one.median_ms == 0.0050 && one.min_ms == 0.0045 && one.max_ms == 0.0061 && one.batch == 1);
+  Timing even = summarize({4.0, 1.0, 3.0, 2.0}, 1);  // even count: the mean of the middle two
+  EXPECT(even.median_ms == 2.5 && even.min_ms == 1.0 && even.max_ms == 4.0);
+  Timing batch = summarize({0.52, 0.50, 0.55}, 100);  // 100 launches per pair: per launch / 100
+  EXPECT(std::fabs(batch.median_ms - 0.0052) < 1e-15 && std::fabs(batch.min_ms - 0.0050) < 1e-15 &&
+         std::fabs(batch.max_ms - 0.0055) < 1e-15 && batch.batch == 100);
+  Timing none = summarize({}, 1);
+  EXPECT(none.median_ms == 0 && none.min_ms == 0 && none.max_ms == 0);
 }
 
 // Step 06's flags: --problem, --cols (parsed like --n), --pass-rate (percent, comma list).
@@ -228,6 +262,7 @@ int main() {
   test_inputs_and_references();
   test_verification();
   test_csv();
+  test_timing_summary();
   if (failures) std::printf("%d check(s) failed\n", failures);
   else std::printf("all harness host tests passed\n");
   return failures ? 1 : 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Host test: the CSV reader, the tables, the docs tables' reproduce lines, the CSV
-migration and the plot script, on small made-up CSVs (device 'Sample GPU', not a
-measurement), plus a schema check of every committed CSV."""
+"""Host test: the CSV reader (the current schema and the 13 columns before the spread), the
+tables, the within-noise rule, the docs tables' reproduce lines, the CSV migration and the
+plot script, on small made-up CSVs (device 'Sample GPU', not a measurement), plus a schema
+check of every committed CSV."""
 import csv
 import glob
 import os
@@ -17,7 +18,11 @@ import migrate_csv  # noqa: E402
 import results  # noqa: E402
 
 HEADER = ",".join(results.COLUMNS)
+NO_SPREAD_HEADER = ",".join(results.NO_SPREAD_COLUMNS)
 OLD_HEADER = ",".join(results.OLD_COLUMNS)
+NO_SPREAD = ",,,1"  # ms_min, ms_max not measured, batch 1: the tail that makes a 13-column row current
+# The sample's spread around each median: every rep within -1% .. +2% of it.
+LOW, HIGH = 0.99, 1.02
 SIZES = (10, 20, 24, 30)
 # One program run per step: (step, [(variant, fraction of the 1000 GB/s peak)]).
 RUNS = (("step00_baseline", [("tree", 0.20)]),
@@ -45,8 +50,13 @@ def row(step, variant, dtype, n, g, ok, extra=""):
     return f"Sample GPU,13.0,{step},{variant},{dtype},{n},{ms_of(n, g):.6f},{g:.2f},{g / 10:.2f},{ok}{extra}"
 
 
+def spread(ms, batch=1):
+    return f",{ms * LOW:.6f},{ms * HIGH:.6f},{batch}"
+
+
 def sample_csv(path):
-    """New schema: every run writes CUB, the floor and its variants with same-run ratios."""
+    """Current schema: every run writes CUB, the floor and its variants with same-run ratios,
+    each with its spread (min and max over the reps) around the median."""
     lines = [HEADER]
     for dtype in ("int", "float"):
         for e in SIZES:
@@ -60,7 +70,7 @@ def sample_csv(path):
                     g = gbps(frac, e)
                     ms = ms_of(n, g)
                     ok = "false" if v == "plain" else "true"
-                    lines.append(row(s, v, dtype, n, g, ok, f",{cub_ms / ms:.4f},{ms / floor_ms:.4f},array"))
+                    lines.append(row(s, v, dtype, n, g, ok, f",{cub_ms / ms:.4f},{ms / floor_ms:.4f},array" + spread(ms)))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -106,6 +116,9 @@ class Results(unittest.TestCase):
         self.assertEqual(len(rows), 2 * len(SIZES) * 13)
         self.assertIsInstance(rows[0]["x_cub"], float)
         self.assertIsInstance(rows[0]["x_floor"], float)
+        self.assertEqual(rows[0]["batch"], 1)
+        self.assertLessEqual(rows[0]["ms_min"], rows[0]["ms"])
+        self.assertLessEqual(rows[0]["ms"], rows[0]["ms_max"])
         self.assertAlmostEqual(results.peak(rows, "Sample GPU"), 1000.0, places=0)
         best = results.best_variants(rows, "Sample GPU", "int", 1 << 30)
         # the wrong 'plain' variant is never chosen, though it is 'faster'; the floor is
@@ -153,40 +166,133 @@ class Results(unittest.TestCase):
     def test_latency_table(self):
         table = results.latency_table(self.rows, "Sample GPU", "int", [1 << 20, 1 << 30])
         self.assertIn("| step | variant | n = 2^20 | n = 2^30 |", table)
-        # 2^30 x 4 B at 930 GB/s = 4618.2 µs
+        # 2^30 x 4 B at 930 GB/s = 4618.2 µs, its reps from 0.99x to 1.02x that
         self.assertIn("| step05_vectorized | v4_batch4 | ", table)
-        self.assertIn(" 4618.2 µs |", table_line(table, "| step05_vectorized |"))
+        self.assertIn(" 4618.2 µs (4572.1-4710.6) |", table_line(table, "| step05_vectorized |"))
+        # CUB pools the rows of four programs: the lowest min and the highest max of them
+        cub_us = [2 ** 30 * 4 / (gbps(f, 30) * 1e9) * 1e6 for f in (0.86, 0.90)]
+        self.assertIn(f" ({cub_us[1] * LOW:.1f}-{cub_us[0] * HIGH:.1f}) |", table_line(table, "| CUB |"))
+        # The same rows without their spread (a 13-column file): the median alone, as before
+        with open(self.csv) as f:
+            lines = f.read().split("\n")
+        old = self.write("no_spread.csv", "\n".join([NO_SPREAD_HEADER] + [",".join(l.split(",")[:13]) for l in lines[1:] if l]))
+        plain = results.latency_table(results.load([old]), "Sample GPU", "int", [1 << 20, 1 << 30])
+        self.assertTrue(table_line(plain, "| step05_vectorized |").endswith(" 4618.2 µs |"), plain)
         self.assertIn("| CUB | DeviceReduce::Sum |", table)
         self.assertIn("| floor | plain read |", table)
         self.assertNotIn("plain (", table)  # the figures' pick: no wrong variant
 
     def test_schema_errors(self):
-        ok = "GPU,13.0,step00,tree,int,12,1,2,3,true"
+        ok = "GPU,13.0,step00,tree,int,12,1,2,3,true"  # ms = 1
+        T = NO_SPREAD
         for content in ("device,n\nx,1\n",
                         HEADER + "\nGPU,13.0,step00,tree,int,12,1,2,3\n",
                         HEADER + f"\n{ok}\n",                                   # 10 fields under the new header
-                        HEADER + f"\n{ok},1,1,array,1\n",                       # 14 fields
-                        HEADER + "\n,13.0,step00,tree,int,12,1,2,3,true,1,1,array\n",
-                        HEADER + "\nGPU,13.0,step00,tree,half,12,1,2,3,true,1,1,array\n",
-                        HEADER + "\nGPU,13.0,step00,tree,int,twelve,1,2,3,true,1,1,array\n",
-                        HEADER + f"\n{ok},fast,1,array\n",
-                        HEADER + f"\n{ok},1,,array\n",
-                        HEADER + f"\n{ok},1,-1,array\n",
-                        HEADER + f"\n{ok},nan,1,array\n",
-                        HEADER + f"\n{ok},1,1,\n",                               # empty shape
-                        HEADER + f"\n{ok},1,1,rows and cols\n",                  # shape with spaces
-                        HEADER + "\nGPU,13.0,cub,cub,int,12,1,2,3,true,0.9000,1,array\n",  # CUB against itself is 1
-                        HEADER + "\nGPU,13.0,floor,read,int,12,1,2,3,true,1,1.2000,array\n",
-                        HEADER + "\nGPU,13.0,floor,write,int,12,1,2,3,true,1,1,array\n",
-                        HEADER + "\nGPU,13.0,cub,tree,int,12,1,2,3,true,1,1,array\n"):
+                        HEADER + f"\n{ok},1,1,array\n",                         # 13 fields under the new header
+                        HEADER + f"\n{ok},1,1,array{T},1\n",                    # 17 fields
+                        NO_SPREAD_HEADER + f"\n{ok},1,1,array{T}\n",            # 16 fields under the 13-column header
+                        HEADER + f"\n,13.0,step00,tree,int,12,1,2,3,true,1,1,array{T}\n",
+                        HEADER + f"\nGPU,13.0,step00,tree,half,12,1,2,3,true,1,1,array{T}\n",
+                        HEADER + f"\nGPU,13.0,step00,tree,int,twelve,1,2,3,true,1,1,array{T}\n",
+                        HEADER + f"\n{ok},fast,1,array{T}\n",
+                        HEADER + f"\n{ok},1,,array{T}\n",
+                        HEADER + f"\n{ok},1,-1,array{T}\n",
+                        HEADER + f"\n{ok},nan,1,array{T}\n",
+                        HEADER + f"\n{ok},1,1,{T}\n",                            # empty shape
+                        HEADER + f"\n{ok},1,1,rows and cols{T}\n",               # shape with spaces
+                        HEADER + f"\nGPU,13.0,cub,cub,int,12,1,2,3,true,0.9000,1,array{T}\n",  # CUB against itself is 1
+                        HEADER + f"\nGPU,13.0,floor,read,int,12,1,2,3,true,1,1.2000,array{T}\n",
+                        HEADER + f"\nGPU,13.0,floor,write,int,12,1,2,3,true,1,1,array{T}\n",
+                        HEADER + f"\nGPU,13.0,cub,tree,int,12,1,2,3,true,1,1,array{T}\n",
+                        # the spread (around the median ms = 1) and the batch
+                        HEADER + f"\n{ok},1,1,array,0.5,,1\n",                  # min without max
+                        HEADER + f"\n{ok},1,1,array,,2,1\n",                    # max without min
+                        HEADER + f"\n{ok},1,1,array,1.5,2,1\n",                 # the median below the min
+                        HEADER + f"\n{ok},1,1,array,0.5,0.9,1\n",               # the median above the max
+                        HEADER + f"\n{ok},1,1,array,-0.5,2,1\n",
+                        HEADER + f"\n{ok},1,1,array,nan,2,1\n",
+                        HEADER + f"\n{ok},1,1,array,0.5,inf,1\n",
+                        HEADER + f"\n{ok},1,1,array,fast,2,1\n",
+                        HEADER + f"\n{ok},1,1,array,0.5,2,0\n",                 # batch 0
+                        HEADER + f"\n{ok},1,1,array,0.5,2,\n",                  # no batch
+                        HEADER + f"\n{ok},1,1,array,0.5,2,1.5\n",
+                        HEADER + f"\n{ok},1,1,array,0.5,2,-1\n"):
             bad = self.write("bad.csv", content)
             with self.assertRaises(results.SchemaError, msg=content):
                 results.load([bad])
         old = self.write("old.csv", f"{OLD_HEADER}\n{ok}\n")
         with self.assertRaisesRegex(results.SchemaError, "migrate_csv.py"):
             results.load([old])
-        fine = self.write("fine.csv", f"{HEADER}\n{ok},0.5000,0.0000,array\nGPU,13.0,cub,cub,int,12,1,2,3,true,1.0000,0,array\n")
-        self.assertEqual([r["x_floor"] for r in results.load([fine])], [0.0, 0.0])  # 0: not measured
+        fine = self.write("fine.csv", f"{HEADER}\n{ok},0.5000,0.0000,array,0.5,2,100\n"
+                                      f"GPU,13.0,cub,cub,int,12,1,2,3,true,1.0000,0,array,1,1,1\n"
+                                      f"{ok},0.5000,0.0000,array{T}\n")
+        self.assertEqual([r["x_floor"] for r in results.load([fine])], [0.0, 0.0, 0.0])  # 0: not measured
+        self.assertEqual([(r["ms_min"], r["ms_max"], r["batch"]) for r in results.load([fine])],
+                         [(0.5, 2.0, 100), (1.0, 1.0, 1), (None, None, 1)])  # empty: not measured
+        # The 13 columns before the spread are read as they are: no spread, batch 1
+        earlier = self.write("earlier.csv", f"{NO_SPREAD_HEADER}\n{ok},0.5000,0.0000,array\n")
+        self.assertEqual([(r["ms"], r["ms_min"], r["ms_max"], r["batch"]) for r in results.load([earlier])],
+                         [(1.0, None, None, 1)])
+
+    def test_within_noise(self):
+        """Two contenders are within noise when their [min, max] ranges overlap (touching
+        counts): the timer cannot order them. Apart: one was faster in every rep."""
+        self.assertTrue(results.within_noise((4.1, 4.4), (4.3, 4.6)))
+        self.assertTrue(results.within_noise((4.3, 4.6), (4.1, 4.4)))
+        self.assertTrue(results.within_noise((4.1, 4.3), (4.3, 4.6)))   # touching
+        self.assertTrue(results.within_noise((4.0, 5.0), (4.2, 4.3)))   # one inside the other
+        self.assertFalse(results.within_noise((4.1, 4.29), (4.3, 4.6)))
+        self.assertFalse(results.within_noise((4.3, 4.6), (4.1, 4.29)))
+        self.assertIsNone(results.within_noise(None, (4.3, 4.6)))       # not measured: no claim
+        self.assertIsNone(results.within_noise((None, None), (4.3, 4.6)))
+        with self.assertRaises(ValueError):
+            results.within_noise((4.4, 4.1), (4.3, 4.6))
+        v = results.noise_verdict
+        self.assertEqual(v([("a", 4.2, (4.1, 4.3)), ("b", 4.5, (4.4, 4.6))]), "a faster")
+        self.assertEqual(v([("a", 4.5, (4.4, 4.6)), ("b", 4.2, (4.1, 4.4))]), "within noise")
+        self.assertEqual(v([("a", 4.2, (4.1, 4.3)), ("b", 4.3, (4.2, 4.4)), ("c", 5.0, (4.9, 5.1))]),
+                         "a fastest; within noise of it: b")
+        self.assertEqual(v([("a", 4.2, (4.1, 4.3)), ("b", 4.9, (4.8, 5.0)), ("c", 5.0, (4.9, 5.1))]), "a fastest")
+        self.assertEqual(v([("a", 4.2, (4.1, 4.3)), ("b", 4.9, None)]), "spread not measured")
+        self.assertEqual(v([("a", 4.2, (4.1, 4.3)), ("b", None, None)]), "-")
+
+    def test_noise_table_and_batches(self):
+        """Rows timed with --batch stay out of the sweep's tables and figures, and the noise
+        table reads them: per size, each contender's median (min-max) and the verdict."""
+        step = "step07_cooperative_grid"
+        lines = []
+        # (n, variant, median µs, min µs, max µs) at batch 100: apart at 2^14, overlapping at 2^16
+        for n, v, med, lo, hi in ((1 << 14, "one_block", 4.412, 4.398, 4.431), (1 << 14, "packed_slots", 4.702, 4.688, 4.730),
+                                  (1 << 16, "one_block", 5.051, 5.012, 5.120), (1 << 16, "packed_slots", 5.090, 5.070, 5.101)):
+            g = n * 4 / (med * 1e3)
+            lines.append(f"Sample GPU,13.0,{step},{v},int,{n},{med / 1e3:.6f},{g:.2f},{g / 10:.2f},true,1.0000,1.0000,"
+                         f"array,{lo / 1e3:.6f},{hi / 1e3:.6f},100")
+        # the same contenders timed alone (batch 1) at 2^14, much slower: must not mix in
+        for v in ("one_block", "packed_slots"):
+            lines.append(f"Sample GPU,13.0,{step},{v},int,{1 << 14},0.009000,7.28,0.73,true,1.0000,1.0000,array,"
+                         f"0.008000,0.010000,1")
+        path = self.write("batch.csv", "\n".join([HEADER] + lines) + "\n")
+        rows = results.load([self.csv, path])
+        keys = [(step, "one_block"), (step, "packed_slots")]
+        table = results.noise_table(rows, "Sample GPU", "int", keys, batch=100)
+        self.assertEqual(table.split("\n")[:2], ["| n | one_block, µs | packed_slots, µs | the timer says |",
+                                                 "|---:|---:|---:|---|"])
+        self.assertEqual(table_line(table, "| 2^14 |"),
+                         "| 2^14 | 4.412 (4.398-4.431) | 4.702 (4.688-4.730) | one_block faster |")
+        self.assertEqual(table_line(table, "| 2^16 |"),
+                         "| 2^16 | 5.051 (5.012-5.120) | 5.090 (5.070-5.101) | within noise |")
+        alone = results.noise_table(rows, "Sample GPU", "int", keys)  # batch 1: only the slow rows
+        self.assertEqual(table_line(alone, "| 2^14 |"), "| 2^14 | 9.00 (8.00-10.00) | 9.00 (8.00-10.00) | within noise |")
+        self.assertNotIn("2^16", alone)
+        # the sweep's tables never see the batch rows, and the noise table of a batch no others
+        self.assertEqual(results.curves(rows, "Sample GPU", "int", field="ms")[(step, "one_block")], {1 << 14: 0.009})
+        self.assertEqual(sorted(results.curves(rows, "Sample GPU", "int", batch=100)[(step, "one_block")]),
+                         [1 << 14, 1 << 16])
+        self.assertEqual(results.ladder_table(rows, "Sample GPU", "int", 1 << 14, steps=["step07"], all_variants=True)
+                         .count("| step07_cooperative_grid |"), 2)  # the two batch-1 rows
+        # the command line gives the same table
+        self.assertEqual(results.compare([path, "--device", "Sample GPU", "--dtype", "int", "--batch", "100", "--keys",
+                                          f"{step}/one_block,{step}/packed_slots"]), table)
 
     def test_docs_tables_end_with_the_command(self):
         rows = self.rows
@@ -222,6 +328,7 @@ class Results(unittest.TestCase):
             new_records = list(csv.reader(f))
         self.assertEqual(new_records[0], results.COLUMNS)
         self.assertEqual([r[:10] for r in new_records[1:]], old_records)  # nothing else changes
+        self.assertEqual({tuple(r[12:]) for r in new_records[1:]}, {("array", "", "", "1")})  # no spread, batch 1
         cub_ms = None
         for old_r, r in zip(old_records, rows):
             ms = float(old_r[6])
@@ -236,9 +343,28 @@ class Results(unittest.TestCase):
         self.assertNotIn("floor (plain read)", ladder)  # no floor rows: no floor line
         with self.assertRaises(results.SchemaError):  # a new-schema file is refused, not redone
             migrate_csv.migrate_file(new, os.path.join(self.tmp.name, "again.csv"))
-        self.assertEqual(docs_sync.load_measurements([old]), rows)  # docs_sync reads old files the same way
+        # docs_sync reads old files the same way (and tags each row with its file: "run")
+        self.assertEqual([{k: v for k, v in r.items() if k != "run"} for r in docs_sync.load_measurements([old])], rows)
         migrate_csv.main([old, old])  # in place
         self.assertEqual(results.load([old]), rows)
+
+    def test_migrate_13_columns(self):
+        """A file of the 13 columns before the spread: each line gains ',,,1' (no spread,
+        batch 1), nothing else changes, and it reads as the 13-column file itself does."""
+        with open(self.csv) as f:
+            current = f.read().split("\n")
+        earlier = [NO_SPREAD_HEADER] + [",".join(l.split(",")[:13]) for l in current[1:] if l]
+        src = self.write("earlier.csv", "\n".join(earlier) + "\n")
+        dst = os.path.join(self.tmp.name, "migrated.csv")
+        rows = migrate_csv.migrate_file(src, dst)
+        with open(dst) as f:
+            self.assertEqual(f.read().split("\n"), [HEADER] + [l + NO_SPREAD for l in earlier[1:]] + [""])
+        self.assertEqual(rows, results.load([src]))
+        self.assertTrue(all(r["ms_min"] is None and r["ms_max"] is None and r["batch"] == 1 for r in rows))
+        with self.assertRaises(results.SchemaError):  # the current schema is refused, not redone
+            migrate_csv.migrate_file(dst, os.path.join(self.tmp.name, "again.csv"))
+        with self.assertRaises(results.SchemaError):  # a row of another length
+            migrate_csv.migrate_text(NO_SPREAD_HEADER + "\nGPU,13.0,step00,tree,int,12,1,2,3,true,1,1\n")
 
     def test_plot_script_writes_pngs(self):
         import plot  # needs matplotlib: this test runs under the interpreter CMake found
@@ -257,7 +383,7 @@ class Results(unittest.TestCase):
         per variant; rows of another total n (the blog's shape) and of other steps are left
         out, and without such rows no figure is claimed."""
         import plot
-        lines = [HEADER]
+        lines = [NO_SPREAD_HEADER]  # a file from before the spread still draws
         n = 1 << 26
         for dtype in ("int", "float"):
             for cols in (1, 16, 256, 4096):
@@ -276,7 +402,7 @@ class Results(unittest.TestCase):
         """Step 07's normalization rows (shape normalize, with CUB and the copy floor) give
         normalize_<gpu>.png through main(); a device without them gets none."""
         import plot
-        lines = [HEADER]
+        lines = [NO_SPREAD_HEADER]
         for dtype in ("int", "float"):
             for e in (16, 20, 24, 28):
                 n = 1 << e
@@ -299,7 +425,7 @@ class Results(unittest.TestCase):
         stay out of the one-GPU figures: their n and their % of K GPUs' peak would change
         which n those figures take as the largest."""
         import plot
-        lines = [HEADER]
+        lines = [NO_SPREAD_HEADER]
         for dtype in ("int", "float"):
             for e in (16, 20, 24, 28, 32):
                 n = 1 << e
@@ -337,19 +463,15 @@ class Results(unittest.TestCase):
         self.assertEqual([os.path.basename(p) for p in plot.main(["--out", out, multi])], ["scaling_sample_gpu.png"])
 
     def test_committed_csv(self):
-        """Every committed measurement file follows the schema (a file still in the old
-        schema after it is migrated in a temporary folder), names its device in every row,
-        and holds only that device and one step's runs (folder and file are named after them)."""
+        """Every committed measurement file is in the current schema (an earlier one is
+        converted with plots/migrate_csv.py, not kept), names its device in every row, and
+        holds only that device and one step's runs (folder and file are named after them)."""
         paths = glob.glob(os.path.join(ROOT, "plots", "data", "*", "step*.csv"))
         self.assertTrue(paths)
         for path in paths:
             with open(path) as f:
-                old = f.readline().strip() == OLD_HEADER
-            readable = path
-            if old:
-                readable = os.path.join(self.tmp.name, "migrated_" + os.path.basename(path))
-                migrate_csv.migrate_file(path, readable)
-            rows = results.load([readable])
+                self.assertEqual(f.readline().strip(), HEADER, f"{path}: convert it with plots/migrate_csv.py")
+            rows = results.load([path])
             self.assertTrue(rows, path)
             devs = results.devices(rows)
             self.assertEqual(len(devs), 1, path)
