@@ -140,7 +140,7 @@ specific_hint() {
     local maxes
     maxes=$(grep -m1 -oE "host [^,]+, GPU's max slot [^)]+" "$log" | sed -E "s/host ([^,]+), GPU's max slot (.*)/\1 \2/")
     if [ "${maxes% *}" = "${maxes#* }" ]; then
-      echo "the max is right (${maxes% *}) but y is not: every thread must wait at grid.sync() before it reads the max (not only thread 0), then y[i] = x[i] * (1.0f / max), the host's two roundings (x[i] / max rounds differently)"
+      echo "the max is right (${maxes% *}) but y is not: every thread must wait at grid.sync() before it reads the max (not only thread 0), then y[i] = x[i] / max, the host's one rounding (x[i] * (1.0f / max) rounds twice and differs in the last bit)"
     else
       echo "the GPU's max is ${maxes#* }, the host's ${maxes% *}: block_max(m), then one atomicMax(max_bits, __float_as_uint(block max)) per block, all before grid.sync()"
     fi
@@ -265,7 +265,7 @@ case $nn in
   uses "a cooperative launch" 'cudaLaunchCooperativeKernel|cudaLaunchAttributeCooperative' \
     "grid.sync() needs cudaLaunchCooperativeKernel(normalize_kernel, dim3(blocks), dim3(kThreads), args, 0, stream)"
   correct "every y[i] bit-exact, n = 1 .. 2^24+7, offsets 0-3" \
-    "y must be x * (1.0f / max|x|) of the WHOLE array: block_max, one atomicMax per block on __float_as_uint, grid.sync(), then scale = 1.0f / __uint_as_float(*max_bits)" \
+    "y must be x / max|x| of the WHOLE array: block_max, one atomicMax per block on __float_as_uint, grid.sync(), then max_abs = __uint_as_float(*max_bits) and y[i] = x[i] / max_abs" \
     --check --n 1,2,3,31,33,255,256,257,1000,4099,2^20+1,2^24+7 --offset 0,1,2,3
   if [ $rc = 0 ]; then
     for blocks in 1 3; do

@@ -1,9 +1,10 @@
 // Step 08 - one sum over K GPUs, after this_multi_grid().
 // CUDA 11.3 deprecated, and CUDA 13.0 removed, cg::this_multi_grid() and
 // cudaLaunchCooperativeKernelMultiDevice: one launch over several GPUs with a barrier across
-// all of them. What replaces them (as in NVIDIA's multi-GPU conjugate-gradient sample): one
-// cooperative launch per GPU, and a barrier made by hand from system-scope atomics in memory
-// that every GPU can reach (peer memory over NVLink, or pinned host memory).
+// all of them. What replaces them (as in NVIDIA's sample conjugateGradientMultiDeviceCG): one
+// cooperative launch per GPU, and a barrier made by hand from system-scope release/acquire
+// operations in memory that every GPU can reach (here a counter in GPU 0's memory, over
+// NVLink; in the sample, a flag per GPU but GPU 0 in pinned host memory, GPU 0 the leader).
 //
 // Every GPU holds one shard of the array (element i is input_value(seed, i) for the global
 // i, so each GPU fills its own slice and nothing crosses PCIe) and reduces it with step 07's
@@ -431,8 +432,8 @@ bool run_dtype(const char* dtype, const harness::Options& opt, MultiGpu& mg, Set
         cs.push_back({"floor", "read", [&mg, &in, &count, K] {
                         for (int k = 0; k < K; ++k) {
                           mg.use(k);
-                          harness::launch_read_floor(in[size_t(k)], count[size_t(k)], static_cast<T*>(mg[k].out) + 1,
-                                                     mg[k].stream);
+                          harness::launch_floor(in[size_t(k)], count[size_t(k)], static_cast<T*>(mg[k].out) + 1, 0,
+                                                mg[k].stream);
                         }
                       }, "(reads only, all GPUs at once)", true, true});
         for (int k = 0; k < K; ++k)  // each shard alone, for the sum of single-GPU CUB times
@@ -667,6 +668,67 @@ static bool barrier_reuse_test(MultiGpu& mg, const Setup& st, int B) {
   return ok;
 }
 
+#if HAVE_NCCL
+// The all-reduce of one float again, on each GPU's own clock, which is how nccl_mp (one
+// process per GPU) times itself: lined up by an all-reduce, then each GPU's own events around
+// one call. Once grouped from this thread (as the nccl variant calls it), once from one
+// thread per GPU (each with its communicator, no group: NCCL's docs allow either for
+// communicators made by ncclCommInitAll). With nccl_mp's own line (run_rank) and the fork/join
+// figure above, this separates the places a call's time can go: the fork/join, the host
+// (queueing longer than the lead), one thread driving K communicators, or NCCL itself.
+static void measure_allreduce_clocks(const harness::Options& opt, MultiGpu& mg, Setup& st) {
+  const int K = mg.size();
+  auto send = [&mg](int k) { return static_cast<float*>(mg[k].out) + 32; };
+  auto recv = [&mg](int k) { return static_cast<float*>(mg[k].out) + 33; };
+  std::vector<double> group_us;  // host time of ncclGroupStart .. ncclGroupEnd
+  auto grouped = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    NCCL_CHECK(ncclGroupStart());
+    for (int k = 0; k < K; ++k)
+      NCCL_CHECK(ncclAllReduce(send(k), recv(k), 1, ncclFloat32, ncclSum, st.comms[size_t(k)], mg[k].stream));
+    NCCL_CHECK(ncclGroupEnd());
+    group_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  };
+  std::vector<double> call_us;  // host time of one ncclAllReduce in its own thread
+  auto per_thread = [&] {
+    std::vector<std::thread> pool;
+    std::vector<double> us(static_cast<size_t>(K), 0.0);
+    std::vector<std::string> why(static_cast<size_t>(K));
+    for (int k = 0; k < K; ++k)
+      pool.emplace_back([&, k] {
+        try {
+          CUDA_CHECK(cudaSetDevice(mg[k].device));
+          const auto t0 = std::chrono::steady_clock::now();
+          NCCL_CHECK(ncclAllReduce(send(k), recv(k), 1, ncclFloat32, ncclSum, st.comms[size_t(k)], mg[k].stream));
+          us[size_t(k)] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        } catch (const std::exception& e) {
+          why[size_t(k)] = e.what();
+        }
+      });
+    for (auto& th : pool) th.join();
+    for (const auto& w : why)
+      if (!w.empty()) throw std::runtime_error("one thread per GPU: " + w);
+    call_us.insert(call_us.end(), us.begin(), us.end());
+  };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  std::printf("  ncclAllReduce of 1 float on each GPU's own clock (as nccl_mp times itself; lined up by an "
+              "all-reduce, median of %d per GPU, the slowest GPU's):\n", opt.reps);
+  const auto g = mg.time_each_gpu(opt, grouped, grouped);
+  std::printf("    one thread, grouped calls:   %.2f us (GPU %d, spread %.2f-%.2f); host: %.1f us per "
+              "ncclGroupStart..ncclGroupEnd (median), %.1f us to queue a timed run (max)\n",
+              g.slowest.median_ms * 1e3, mg[g.gpu].device, g.slowest.min_ms * 1e3, g.slowest.max_ms * 1e3,
+              median(group_us), g.host_us_max);
+  const auto p = mg.time_each_gpu(opt, per_thread, grouped);
+  std::printf("    one thread per GPU, no group: %.2f us (GPU %d, spread %.2f-%.2f); host: %.1f us per "
+              "ncclAllReduce call (median over threads and runs), %.1f us to queue a timed run (max)\n",
+              p.slowest.median_ms * 1e3, mg[p.gpu].device, p.slowest.min_ms * 1e3, p.slowest.max_ms * 1e3,
+              median(call_us), p.host_us_max);
+}
+#endif
+
 // Latencies that decide below which n one GPU beats K: the fork/join itself, the cross-GPU
 // barrier, NCCL's all-reduce of one value; and the peer copy bandwidth.
 static void measure_costs(const harness::Options& opt, MultiGpu& mg, Setup& st) {
@@ -695,7 +757,8 @@ static void measure_costs(const harness::Options& opt, MultiGpu& mg, Setup& st) 
   });
   names.push_back("ncclAllReduce of 1 float");
 #endif
-  const std::vector<harness::Timing> t = mg.time(opt, launches);
+  std::vector<double> queue_us;
+  const std::vector<harness::Timing> t = mg.time(opt, launches, &queue_us);
   std::printf("costs on %d GPUs (median of %d, GPU 0's events around fork/join):\n", K, opt.reps);
   std::printf("  empty fork/join (no work): %.2f us\n", t[0].median_ms * 1e3);
   size_t i = 1;
@@ -709,6 +772,8 @@ static void measure_costs(const harness::Options& opt, MultiGpu& mg, Setup& st) 
   }
 #if HAVE_NCCL
   std::printf("  ncclAllReduce of 1 float, one call: %.2f us (empty fork/join included)\n", t[i].median_ms * 1e3);
+  std::printf("    (host: up to %.1f us to queue one timed run of it, lead spin and fork/join included)\n", queue_us[i]);
+  measure_allreduce_clocks(opt, mg, st);
 #endif
   // Peer bandwidth: cudaMemcpyPeerAsync between GPU 0 and each other GPU, both ways.
   for (int k = 1; k < K; ++k) {
@@ -847,6 +912,70 @@ static ncclUniqueId exchange_id(const harness::Options& opt) {
   }
 }
 
+// How each rank times its own stream with events: per rep the L2 flush, an all-reduce of one
+// value that lines the ranks up, the host lead, then start, `launch`, stop. Every rank gets
+// its own Timing and the largest median over the ranks (an all-reduce with ncclMax): the row's.
+// small: 512 bytes of device memory (rank_dtype's d_out); bytes 160..163 and 192..199 are used here.
+struct RankTiming {
+  harness::Timing mine;
+  double slowest_median_ms = 0;
+};
+static RankTiming time_rank(const harness::Options& opt, ncclComm_t comm, const harness::DeviceInfo& dev,
+                            cudaStream_t s, void* small, int4* flush, size_t flush_count,
+                            const std::function<void()>& launch) {
+  cudaEvent_t e0, e1;
+  CUDA_CHECK(cudaEventCreate(&e0));
+  CUDA_CHECK(cudaEventCreate(&e1));
+  for (int w = 0; w < opt.warmup; ++w) launch();
+  std::vector<double> ms;
+  float* align = static_cast<float*>(small) + 40;
+  for (int r = 0; r < opt.reps; ++r) {
+    harness::flush_l2_kernel<<<dev.sms * 4, 512, 0, s>>>(flush, flush_count, reinterpret_cast<int*>(flush + flush_count));
+    CUDA_CHECK_LAUNCH();
+    NCCL_CHECK(ncclAllReduce(align, align, 1, ncclFloat32, ncclSum, comm, s));
+    harness::wait_ns_kernel<<<1, 1, 0, s>>>(harness::kHostLeadNs);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(e0, s));
+    launch();
+    CUDA_CHECK(cudaEventRecord(e1, s));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  RankTiming rt;
+  rt.mine = harness::summarize(ms, 1);
+  double* worst = static_cast<double*>(small) + 24;
+  CUDA_CHECK(cudaMemcpyAsync(worst, &rt.mine.median_ms, sizeof(double), cudaMemcpyHostToDevice, s));
+  NCCL_CHECK(ncclAllReduce(worst, worst, 1, ncclFloat64, ncclMax, comm, s));
+  CUDA_CHECK(cudaMemcpyAsync(&rt.slowest_median_ms, worst, sizeof(double), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  return rt;
+}
+
+// The cost of one ncclAllReduce of one float in this mode, timed as the rows are: to set
+// against the one-process figures (measure_costs, measure_allreduce_clocks).
+static void rank_allreduce_cost(const harness::Options& opt, ncclComm_t comm, const harness::DeviceInfo& dev,
+                                cudaStream_t s, void* small, int4* flush, size_t flush_count) {
+  float* one = static_cast<float*>(small) + 56;  // bytes 224..231: clear of time_rank's and rank_dtype's
+  std::vector<double> call_us;
+  const RankTiming rt = time_rank(opt, comm, dev, s, small, flush, flush_count, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    NCCL_CHECK(ncclAllReduce(one, one + 1, 1, ncclFloat32, ncclSum, comm, s));
+    call_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  });
+  std::sort(call_us.begin(), call_us.end());
+  std::printf("rank %d: ncclAllReduce of 1 float on this rank's clock: median %.2f us (spread %.2f-%.2f); host: %.1f us "
+              "per call (median)\n", opt.rank, rt.mine.median_ms * 1e3, rt.mine.min_ms * 1e3, rt.mine.max_ms * 1e3,
+              call_us[call_us.size() / 2]);
+  if (opt.rank == 0)
+    std::printf("costs on %d ranks (one process per GPU): ncclAllReduce of 1 float, each rank's own clock (lined up by "
+                "an all-reduce, median of %d), the slowest rank's: %.2f us\n", opt.nranks, opt.reps,
+                rt.slowest_median_ms * 1e3);
+}
+
 template <typename T>
 bool rank_dtype(const char* dtype, const harness::Options& opt, ncclComm_t comm, const harness::DeviceInfo& dev,
                 cudaStream_t s, void* d_in, void* d_scratch, T* d_out, int4* flush, size_t flush_count) {
@@ -884,44 +1013,12 @@ bool rank_dtype(const char* dtype, const harness::Options& opt, ncclComm_t comm,
         std::printf("%-5s %11zu %3zu  %-16s %s  [gpus=%d rank=%d]\n", dtype, n, offset, "nccl_mp", check.c_str(), K, R);
         continue;
       }
-      // Timing: each rank times its own stream with events: the L2 flush, an all-reduce of one
-      // value that lines the ranks up, the host lead, then start, the work, stop. The row takes
-      // the largest median over the ranks (an all-reduce with ncclMax).
-      cudaEvent_t e0, e1;
-      CUDA_CHECK(cudaEventCreate(&e0));
-      CUDA_CHECK(cudaEventCreate(&e1));
-      for (int w = 0; w < opt.warmup; ++w) launch();
-      std::vector<double> ms;
-      float* align = reinterpret_cast<float*>(d_out) + 40;
-      for (int r = 0; r < opt.reps; ++r) {
-        harness::flush_l2_kernel<<<dev.sms * 4, 512, 0, s>>>(flush, flush_count, reinterpret_cast<int*>(flush + flush_count));
-        CUDA_CHECK_LAUNCH();
-        NCCL_CHECK(ncclAllReduce(align, align, 1, ncclFloat32, ncclSum, comm, s));
-        harness::wait_ns_kernel<<<1, 1, 0, s>>>(harness::kHostLeadNs);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaEventRecord(e0, s));
-        launch();
-        CUDA_CHECK(cudaEventRecord(e1, s));
-        CUDA_CHECK(cudaEventSynchronize(e1));
-        float t = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-        ms.push_back(t);
-      }
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
-      std::sort(ms.begin(), ms.end());
-      const double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-      double* worst = reinterpret_cast<double*>(d_out) + 24;
-      CUDA_CHECK(cudaMemcpyAsync(worst, &median, sizeof median, cudaMemcpyHostToDevice, s));
-      NCCL_CHECK(ncclAllReduce(worst, worst, 1, ncclFloat64, ncclMax, comm, s));
-      double slowest = 0;
-      CUDA_CHECK(cudaMemcpyAsync(&slowest, worst, sizeof slowest, cudaMemcpyDeviceToHost, s));
-      CUDA_CHECK(cudaStreamSynchronize(s));
+      const RankTiming rt = time_rank(opt, comm, dev, s, d_out, flush, flush_count, launch);
       std::printf("rank %d: %-5s %11zu %3zu  nccl_mp  this rank's median %.4f ms (min %.4f)\n", R, dtype, n, offset,
-                  median, ms.front());
+                  rt.mine.median_ms, rt.mine.min_ms);
       if (R == 0)
-        harness::multi_report(opt, dev, K, kStep, "nccl_mp", dtype, n, offset, harness::Timing{slowest, 0}, 0, 0,
-                              check + " (ms: slowest rank's median; no CUB or floor in this mode)", ok);
+        harness::multi_report(opt, dev, K, kStep, "nccl_mp", dtype, n, offset, harness::Timing{rt.slowest_median_ms, 0},
+                              0, 0, check + " (ms: slowest rank's median; no CUB or floor in this mode)", ok);
     }
   }
   return all_ok;
@@ -956,6 +1053,7 @@ static int run_rank(const harness::Options& opt) {
     CUDA_CHECK(cudaMemset(flush, 0, flush_count * sizeof(int4) + sizeof(int)));
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    if (!opt.check_only) rank_allreduce_cost(opt, comm, dev, s, d_out, flush, flush_count);
     const bool ok = harness::for_each_dtype(opt, [&](auto zero, const char* dtype) {
       using T = decltype(zero);
       return rank_dtype<T>(dtype, opt, comm, dev, s, d_in, d_scratch, static_cast<T*>(d_out), flush, flush_count);
@@ -995,6 +1093,8 @@ int main(int argc, char** argv) {
       throw harness::UsageError("--variant: " + opt.variant + " is not in this build (NCCL was not found at configure time)");
     if (!HAVE_NCCL_DEVICE_API && opt.variant == "nccl_lsa")
       throw harness::UsageError("--variant: nccl_lsa needs NCCL 2.28 or later (nccl_device.h)");
+    if (opt.batch != 1)  // the timing here is one fork/join (or one rank's run) per pair of events
+      throw harness::UsageError("--batch: step 08 times one run per pair of events (only --batch 1)");
   } catch (const harness::UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", kStep, e.what());
     return 2;
