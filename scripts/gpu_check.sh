@@ -9,7 +9,8 @@
 #   STEPS="step06_cooperative_groups step07_cooperative_grid" bash scripts/gpu_check.sh
 #                verify and sweep only these steps (their CSVs are replaced, the others kept);
 #                CTest and the sanitizers still cover everything, unless
-#                CTEST_ARGS="-R step08" (passed to ctest) or SANITIZE=no say otherwise
+#                CTEST_ARGS="-R step08" (passed to ctest) or SANITIZE=no say otherwise;
+#                LARGE=no skips the runs past 2^31 elements (when CTest's large tests just ran)
 set -uo pipefail
 sweep=yes
 [ "${1:-}" = --no-sweep ] && sweep=no
@@ -29,11 +30,18 @@ fi
 # floats), the filter at four pass rates.
 step06_cols=1,2,4,8,16,32,64,128,256,1024,4096,2^16,2^20
 all_sizes=$(seq -s, -f '2^%g' 10 30)
+# Past 2^31 elements, inputs and outputs, every problem shape (CTest's large-n tests, the same
+# shapes): one run per line, "program flags", each run with --check --offset 0,3. A step
+# may run more than once, and with its second program (step07_normalize).
 large_n_args() {
   case $1 in
-    step06_*) echo "--problem segmented --n 2^31+5 --cols 4096,2^20" ;;
-    step08_*) echo "--n 2^32+5" ;;
-    *) echo "--n 2^31+5" ;;
+    step06_*) printf '%s\n' "$1 --problem segmented --dtype all --n 2^31+5 --cols 2^31+5" \
+                            "$1 --problem segmented --dtype all --n 2^31+2^20 --cols 33,4099" \
+                            "$1 --problem segmented --dtype int --n 2^31+5 --cols 1" \
+                            "$1 --problem filter --dtype all --n 2^31+5 --pass-rate 50,100" ;;
+    step07_*) printf '%s\n' "$1 --dtype all --n 2^31+5" "step07_normalize --dtype all --n 2^31+5" ;;
+    step08_*) echo "$1 --dtype all --n 2^32+5" ;;
+    *) echo "$1 --dtype all --n 2^31+5" ;;
   esac
 }
 verify_args() {
@@ -84,13 +92,21 @@ step "outputs the chapters quote (docs/logs/)"
 { echo "\$ ./step01 --n 2^24"; "$build/step01" --n 2^24; } >docs/logs/step01_default_run.txt 2>&1
 cat docs/logs/step03_repeat_results.txt
 
-step "64-bit sizes: every step verified at n = 2^31+5 (8 GiB of input), offsets 0 and 3"
-for s in $sweep_steps; do
-  # shellcheck disable=SC2046
-  "$build/$s" --check --dtype all $(large_n_args "$s") --offset 0,3 >"$logs/large_n_$s.txt" 2>&1
-  rc=$?
-  echo "$s: exit $rc, $(grep -c ' ok ' "$logs/large_n_$s.txt") ok, $(grep -cE 'FAILED|WRONG' "$logs/large_n_$s.txt") wrong"
-  [ $rc = 0 ] || status=1
+step "64-bit sizes: every step and problem shape verified past 2^31 elements (inputs and outputs), offsets 0 and 3"
+[ "${LARGE:-yes}" = yes ] || echo "skipped (LARGE=no: CTest's gpu_*large* tests run the same shapes)"
+for s in $([ "${LARGE:-yes}" = yes ] && echo "$sweep_steps"); do
+  log=$logs/large_n_$s.txt
+  : >"$log"
+  while read -r program flags; do
+    echo "\$ ./$program --check $flags --offset 0,3" >>"$log"
+    before=$(wc -l <"$log")
+    # shellcheck disable=SC2086
+    "$build/$program" --check $flags --offset 0,3 </dev/null >>"$log" 2>&1
+    rc=$?
+    run=$(tail -n +$((before + 1)) "$log")
+    echo "$program $flags: exit $rc, $(grep -c ' ok ' <<<"$run") ok, $(grep -cE 'FAILED|WRONG' <<<"$run") wrong"
+    [ $rc = 0 ] || status=1
+  done < <(large_n_args "$s")
 done
 
 step "verification sweep: every step and variant, 2^10..2^30 and odd sizes, offsets 0..3, int and float"
@@ -190,6 +206,12 @@ if [ $sweep = yes ]; then
   step "plots"
   "$PLOT_PYTHON" plots/plot.py --out plots plots/data/*/step*.csv || status=1
 fi
+
+step "outputs the workshop and chapter 08 quote, whole (docs/logs/, plots/data/logs_${slug}x*/nccl_probe/)"
+# The workshop's two mutants (ex03 zeroed in the kernel, ex07 with the reciprocal); with two or
+# more GPUs also step 08's 1000 peer_barrier launches and the all-reduce probe.
+PLOT_PYTHON=$PLOT_PYTHON bash scripts/quoted_logs.sh "$build" 2>&1 | tee "$logs/quoted_logs.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 step "summary ($device, from plots/data/$slug/)"
 "$PLOT_PYTHON" plots/results.py summary plots/data/"$slug"/step*.csv
