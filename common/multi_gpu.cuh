@@ -236,13 +236,7 @@ class MultiGpu {
     std::vector<int> late(launches.size(), 0);
     for (int r = 0; r < opt.reps; ++r) {
       for (size_t i = 0; i < launches.size(); ++i) {
-        for (int k = 0; k < size(); ++k) {
-          Gpu& g = gpus_[size_t(k)];
-          use(k);
-          flush_l2_kernel<<<g.info.sms * 4, 512, 0, g.stream>>>(g.flush, g.flush_count,
-                                                                reinterpret_cast<int*>(g.flush + g.flush_count));
-          CUDA_CHECK_LAUNCH();
-        }
+        flush_all_l2();
         join();  // GPU 0 waits for every flush
         const auto queued_from = std::chrono::steady_clock::now();
         wait_ns_kernel<<<1, 1, 0, gpus_[0].stream>>>(kHostLeadNs);
@@ -269,6 +263,17 @@ class MultiGpu {
     return result;
   }
 
+  // Every GPU flushes its L2 on its own stream (queued, not waited for).
+  void flush_all_l2() {
+    for (int k = 0; k < size(); ++k) {
+      Gpu& g = gpus_[size_t(k)];
+      use(k);
+      flush_l2_kernel<<<g.info.sms * 4, 512, 0, g.stream>>>(g.flush, g.flush_count,
+                                                            reinterpret_cast<int*>(g.flush + g.flush_count));
+      CUDA_CHECK_LAUNCH();
+    }
+  }
+
   // Timing on each GPU's own clock, the way one process per GPU (nccl_mp) must time itself:
   // every GPU flushes its L2; `line_up` queues what brings the GPUs to one moment (an
   // all-reduce of one value, as nccl_mp does; or fork()); then every GPU spins kHostLeadNs,
@@ -293,13 +298,7 @@ class MultiGpu {
     std::vector<std::vector<double>> ms(gpus_.size());
     std::vector<double> queue_us;
     for (int r = 0; r < opt.reps; ++r) {
-      for (int k = 0; k < size(); ++k) {
-        Gpu& g = gpus_[size_t(k)];
-        use(k);
-        flush_l2_kernel<<<g.info.sms * 4, 512, 0, g.stream>>>(g.flush, g.flush_count,
-                                                              reinterpret_cast<int*>(g.flush + g.flush_count));
-        CUDA_CHECK_LAUNCH();
-      }
+      flush_all_l2();
       line_up();
       const auto queued_from = std::chrono::steady_clock::now();
       for (int k = 0; k < size(); ++k) {

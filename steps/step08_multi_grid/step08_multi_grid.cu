@@ -230,7 +230,8 @@ __device__ void multi_grid_sync(cg::grid_group& grid, const PeerBarrier& b) {
 // GPU has arrived at the next barrier, i.e. finished reading.
 // __launch_bounds__(kThreads, 2): two 1024-thread blocks per SM, as in step 07. Without the 2
 // ptxas gave this kernel 44 registers, one block per SM fit, half the loads were in flight,
-// and the read ran 1.22x slower than peer_atomic's at every large n (two H200s, 2^26..2^32).
+// and the read ran slower than peer_atomic's at every large n (two H200s, 2^26..2^32; see
+// docs/logs/step08_peer_barrier_registers.txt for the register counts).
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2) reduce_peer_barrier(const T* __restrict__ in, size_t n, T* partials,
                                                                 PeerBarrier bar, T* slots, unsigned rank, T* out) {
