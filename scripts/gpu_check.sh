@@ -36,7 +36,7 @@ all_sizes=$(seq -s, -f '2^%g' 10 30)
 large_n_args() {
   case $1 in
     step06_*) printf '%s\n' "$1 --problem segmented --dtype all --n 2^31+5 --cols 2^31+5" \
-                            "$1 --problem segmented --dtype all --n 2^31+2^20 --cols 33,4099" \
+                            "$1 --problem segmented --dtype all --n 2^31+1048576 --cols 33,4099" \
                             "$1 --problem segmented --dtype int --n 2^31+5 --cols 1" \
                             "$1 --problem filter --dtype all --n 2^31+5 --pass-rate 50,100" ;;
     step07_*) printf '%s\n' "$1 --dtype all --n 2^31+5" "step07_normalize --dtype all --n 2^31+5" ;;
