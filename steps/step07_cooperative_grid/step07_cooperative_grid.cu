@@ -50,10 +50,11 @@ template <> struct Vec4<float> { using type = float4; };
 // (__syncthreads or grid.sync, which has one).
 // Why float differs: cg::reduce over 32 unsigned values is one REDUX instruction (sm_80+);
 // over floats it is 5 rounds of shuffle + add, twice per block (warps, then the warp sums),
-// about 300 cycles of latency at the end of every kernel here. Thread 0 adding the (at most)
-// 32 warp sums itself, read as 8 float4 and added as a fixed tree, takes about half the
-// second stage's time: measured on an H100 at 2^10-2^12 floats, one block finishes 0.16 us
-// sooner (3.94 vs 4.10 us). For unsigned the REDUX stays (the float form was no faster).
+// a chain of dependent steps at the end of every kernel here. Thread 0 adding the (at most)
+// 32 warp sums itself, read as 8 float4 and added as a fixed tree, replaces the second chain
+// of 5 rounds. Whether that is faster is not resolved: the H100 probe timed both forms with
+// one event pair per launch, and their difference was within that noise (chapter 07,
+// docs/logs/step07_probe_h100.txt). For unsigned the REDUX stays.
 template <typename T>
 __device__ T block_sum(T value) {
   __shared__ __align__(16) T warp_sums[32];
@@ -382,15 +383,16 @@ void one_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 // Below this many elements auto uses one block. One block keeps 1024 x 4 x 16 B = 64 KiB in
 // flight: 2^14 elements are one round of DRAM latency, 48 Ki about three. More blocks read
 // in one round but then pay for the second phase (and packed_slots for a cooperative launch).
-// Measured on an H200 (median of 50, us, one_block / last_block): 2^14: 4.4 / 5.7, 2^15:
-// 4.8 / 5.5, 48 Ki: 5.4 / 5.6, 56 Ki: 6.5 / 6.1, 2^16: 6.0 / 5.7. On an H100 (median of 300,
-// float, one_block / packed_slots, docs/logs/step07_probe_h100.txt): 2^14: 4.54 / 4.90,
-// 2^16: 6.14 / 5.50.
+// The evidence (chapter 07, "auto"): the H100's batched runs
+// (plots/data/h100_80gb_hbm3/batched_step07_cooperative_grid.csv) put the int crossover
+// between 40 Ki and 48 Ki for warm back-to-back launches; the H200's single-event-pair log
+// (plots/data/logs_h200/step07_one_block_threshold.txt) does not resolve it.
 constexpr size_t kOneBlockMaxN = size_t(48) << 10;
 
-// Above the threshold: packed_slots, the fastest of the many-block variants at every n
-// measured (0.3-0.5 us ahead of last_block from 2^16 to 2^24 on the H100): no counter, no
-// fence, no barrier; one store per block and one load per partial.
+// Above the threshold: packed_slots, the fastest of the many-block variants in the H100's
+// batched runs (warm L2, launches back to back), ahead of last_block with the min-max ranges
+// apart from 2^16 to 2^22 (see chapter 07): no counter, no fence, no barrier; one store per
+// block and one load per partial.
 template <typename T>
 void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   if (n < kOneBlockMaxN) one_block(in, n, out, ctx);
