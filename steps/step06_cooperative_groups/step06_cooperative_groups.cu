@@ -179,9 +179,9 @@ __global__ void __launch_bounds__(kThreads) rows_block_shfl(Rows<T> m) {
 // cg::reduce takes it (inside, CG does what block_sum does by hand). Before sm_80 a tile of
 // more than 32 threads needs its scratch handed over as a block_tile_memory; from sm_80 on
 // that type is empty, so it stays. Making the tile syncs the block: it is made once.
-// A tile as large as its parent is outside tiled_partition's documented contract
-// (cooperative_groups.h: size(parent) must be greater than Size, otherwise the results are
-// undefined). CUDA 13.0 runs it right; block_sum above stays within the contract.
+// A tile as large as its parent is not promised: the comment above tiled_partition<Size>
+// in cooperative_groups.h asks for size(parent) > Size (it predates multi-warp tiles, and
+// only a tile parent is checked). CUDA 13.0 runs it right; block_sum relies on no such case.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) rows_block_cg_tile(Rows<T> m) {
   __shared__ cg::block_tile_memory<kThreads> tile_scratch;
