@@ -271,6 +271,30 @@ inline void append_csv(const std::string& path, const CsvRow& row) {
   csv << csv_row(row) << "\n";
 }
 
+// The times (ms) of `reps` runs of `launch`, each between its own pair of events on stream
+// `s`; `before` is queued ahead of each start event (a flush, a line-up) and not timed. For
+// programs that time one thing their own way (grid_sync_cost, one rank of step 08).
+template <class Launch, class Before>
+std::vector<double> event_pair_times(int reps, cudaStream_t s, Launch&& launch, Before&& before) {
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    before();
+    CUDA_CHECK(cudaEventRecord(start, s));
+    launch();
+    CUDA_CHECK(cudaEventRecord(stop, s));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float t = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms;
+}
+
 class Bench {
  public:
   Bench(const Options& opt, const DeviceInfo& dev, const std::string& step) : opt_(opt), dev_(dev), step_(step) {

@@ -329,8 +329,8 @@ class MultiGpu {
       const Timing t = summarize(ms[size_t(k)], 1);
       if (k == 0 || t.median_ms > e.slowest.median_ms) e.slowest = t, e.gpu = k;
     }
-    std::sort(queue_us.begin(), queue_us.end());
-    if (!queue_us.empty()) e.host_us_median = queue_us[queue_us.size() / 2], e.host_us_max = queue_us.back();
+    e.host_us_median = median_of(queue_us);
+    if (!queue_us.empty()) e.host_us_max = *std::max_element(queue_us.begin(), queue_us.end());
     const int late = int(std::count_if(queue_us.begin(), queue_us.end(), [](double us) { return us > kHostLeadNs / 1e3; }));
     note_host_late("each GPU's own clock", late, opt.reps, e.host_us_max);
     return e;

@@ -177,14 +177,20 @@ struct Timing {
   int batch = 1;
 };
 
+// The median of some values (the mean of the middle two for an even count; 0 for none).
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
 // The Timing of one contender's reps, each `batch_ms` the time of one event pair.
 inline Timing summarize(std::vector<double> batch_ms, int batch) {
   if (batch_ms.empty() || batch < 1) return {};
   for (double& t : batch_ms) t /= batch;
-  std::sort(batch_ms.begin(), batch_ms.end());
-  const size_t h = batch_ms.size() / 2;
-  const double median = batch_ms.size() % 2 ? batch_ms[h] : (batch_ms[h - 1] + batch_ms[h]) / 2;
-  return {median, batch_ms.front(), batch_ms.back(), batch};
+  const auto [lo, hi] = std::minmax_element(batch_ms.begin(), batch_ms.end());
+  return {median_of(batch_ms), *lo, *hi, batch};
 }
 
 // x_cub: CUB's median time over this row's, both from the same run (higher is faster).

@@ -59,25 +59,9 @@ static CostOptions parse(int argc, char** argv) {
 // Median time in ms of `launch`, each run between its own pair of events.
 template <class F>
 static double median_ms(F&& launch, int reps, cudaStream_t s) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
   launch();  // warm-up
   launch();
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) {
-    CUDA_CHECK(cudaEventRecord(start, s));
-    launch();
-    CUDA_CHECK(cudaEventRecord(stop, s));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  return harness::median_of(harness::event_pair_times(reps, s, launch, [] {}));
 }
 
 static void launch_sync_loop(unsigned blocks, int threads, int syncs, cudaStream_t s) {

@@ -713,22 +713,18 @@ static void measure_allreduce_clocks(const harness::Options& opt, MultiGpu& mg, 
       if (!w.empty()) throw std::runtime_error("one thread per GPU: " + w);
     call_us.insert(call_us.end(), us.begin(), us.end());
   };
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
   std::printf("  ncclAllReduce of 1 float on each GPU's own clock (as nccl_mp times itself; lined up by an "
               "all-reduce, median of %d per GPU, the slowest GPU's):\n", opt.reps);
   const auto g = mg.time_each_gpu(opt, grouped, grouped);
   std::printf("    one thread, grouped calls:   %.2f us (GPU %d, spread %.2f-%.2f); host: %.1f us per "
               "ncclGroupStart..ncclGroupEnd (median), %.1f us to queue a timed run (max)\n",
               g.slowest.median_ms * 1e3, mg[g.gpu].device, g.slowest.min_ms * 1e3, g.slowest.max_ms * 1e3,
-              median(group_us), g.host_us_max);
+              harness::median_of(group_us), g.host_us_max);
   const auto p = mg.time_each_gpu(opt, per_thread, grouped);
   std::printf("    one thread per GPU, no group: %.2f us (GPU %d, spread %.2f-%.2f); host: %.1f us per "
               "ncclAllReduce call (median over threads and runs), %.1f us to queue a timed run (max)\n",
               p.slowest.median_ms * 1e3, mg[p.gpu].device, p.slowest.min_ms * 1e3, p.slowest.max_ms * 1e3,
-              median(call_us), p.host_us_max);
+              harness::median_of(call_us), p.host_us_max);
 }
 #endif
 
@@ -926,28 +922,15 @@ struct RankTiming {
 static RankTiming time_rank(const harness::Options& opt, ncclComm_t comm, const harness::DeviceInfo& dev,
                             cudaStream_t s, void* small, int4* flush, size_t flush_count,
                             const std::function<void()>& launch) {
-  cudaEvent_t e0, e1;
-  CUDA_CHECK(cudaEventCreate(&e0));
-  CUDA_CHECK(cudaEventCreate(&e1));
   for (int w = 0; w < opt.warmup; ++w) launch();
-  std::vector<double> ms;
   float* align = static_cast<float*>(small) + 40;
-  for (int r = 0; r < opt.reps; ++r) {
+  const std::vector<double> ms = harness::event_pair_times(opt.reps, s, launch, [&] {
     harness::flush_l2_kernel<<<dev.sms * 4, 512, 0, s>>>(flush, flush_count, reinterpret_cast<int*>(flush + flush_count));
     CUDA_CHECK_LAUNCH();
     NCCL_CHECK(ncclAllReduce(align, align, 1, ncclFloat32, ncclSum, comm, s));
     harness::wait_ns_kernel<<<1, 1, 0, s>>>(harness::kHostLeadNs);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(e0, s));
-    launch();
-    CUDA_CHECK(cudaEventRecord(e1, s));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    float t = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  });
   RankTiming rt;
   rt.mine = harness::summarize(ms, 1);
   double* worst = static_cast<double*>(small) + 24;
@@ -969,10 +952,9 @@ static void rank_allreduce_cost(const harness::Options& opt, ncclComm_t comm, co
     NCCL_CHECK(ncclAllReduce(one, one + 1, 1, ncclFloat32, ncclSum, comm, s));
     call_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   });
-  std::sort(call_us.begin(), call_us.end());
   std::printf("rank %d: ncclAllReduce of 1 float on this rank's clock: median %.2f us (spread %.2f-%.2f); host: %.1f us "
               "per call (median)\n", opt.rank, rt.mine.median_ms * 1e3, rt.mine.min_ms * 1e3, rt.mine.max_ms * 1e3,
-              call_us[call_us.size() / 2]);
+              harness::median_of(call_us));
   if (opt.rank == 0)
     std::printf("costs on %d ranks (one process per GPU): ncclAllReduce of 1 float, each rank's own clock (lined up by "
                 "an all-reduce, median of %d), the slowest rank's: %.2f us\n", opt.nranks, opt.reps,
