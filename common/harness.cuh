@@ -10,8 +10,10 @@
 #include <cub/device/device_reduce.cuh>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli.hpp"
@@ -51,6 +53,20 @@ unsigned resident_blocks(Kernel kernel, int threads_per_block, size_t dynamic_sm
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_per_block, dynamic_smem));
   return unsigned(sms) * unsigned(per_sm);
+}
+
+// resident_blocks, asked once per kernel, block size and device. For launchers that take the
+// kernel as an argument: a function-local `static` there would be one per function TYPE, so
+// every kernel of one signature would get the occupancy of the first one launched.
+template <typename Kernel>
+unsigned resident_blocks_of(Kernel kernel, int threads_per_block) {
+  static std::map<std::tuple<const void*, int, int>, unsigned> asked;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), threads_per_block, device);
+  auto it = asked.find(key);
+  if (it == asked.end()) it = asked.emplace(key, resident_blocks(kernel, threads_per_block)).first;
+  return it->second;
 }
 
 // A cooperative launch (all blocks resident at once, or no launch) in the typed form:

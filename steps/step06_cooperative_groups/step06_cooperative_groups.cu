@@ -260,14 +260,11 @@ __global__ void __launch_bounds__(kThreads) rows_split(Rows<T> m, size_t chunks)
 
 // ---- Segmented launchers ------------------------------------------------------------------
 // Every kernel strides over its rows, so the grid is meant to be what the GPU holds at once,
-// or fewer blocks when there are fewer rows. Known defect (found in review, not yet fixed):
-// `resident` is cached per function type, so kernels of one signature share the occupancy
-// of the first one launched (block_v4, which holds fewer blocks than block_tree, is launched
-// with block_tree's count; filter() below has the same flaw). The committed step 06
-// measurements were made with it; the fix (a cache per kernel) comes with the next re-sweep.
+// or fewer blocks when there are fewer rows. The occupancy is asked per kernel
+// (resident_blocks_of): launch_rows serves many kernels of one signature.
 template <typename Kernel, typename... Args>
 void launch_rows(Kernel kernel, size_t rows_per_block, size_t rows, const harness::Launch& ctx, Args... args) {
-  static const unsigned resident = harness::resident_blocks(kernel, kThreads);
+  const unsigned resident = harness::resident_blocks_of(kernel, kThreads);
   const unsigned blocks = unsigned(std::min<size_t>(resident, (rows + rows_per_block - 1) / rows_per_block));
   if (blocks == 0) return;  // no rows: nothing to launch
   kernel<<<blocks, kThreads, 0, ctx.stream>>>(args...);
@@ -413,7 +410,7 @@ __global__ void __launch_bounds__(kThreads) filter_block_aggregated(const T* in,
 template <typename Kernel, typename T>
 void filter(Kernel kernel, const T* in, size_t n, harness::Keep<T> keep, T* out, unsigned long long* count,
             const harness::Launch& ctx) {
-  static const unsigned resident = harness::resident_blocks(kernel, kThreads);
+  const unsigned resident = harness::resident_blocks_of(kernel, kThreads);
   const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + kThreads - 1) / kThreads)));
   CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof *count, ctx.stream));
   kernel<<<blocks, kThreads, 0, ctx.stream>>>(in, n, keep, out, count);
