@@ -14,6 +14,21 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The flags a program reads beyond the core ones (--n, --dtype, --variant, --reps, --warmup,
+// --check, --csv, --device, --seed, --offset, --repeat-results, --help), one bit each. A
+// program names its set once (parse_args, usage_text); a flag outside it is a usage error
+// (exit 2) rather than silently ignored, and its --help lists only its own flags.
+enum ExtraFlags : unsigned {
+  kBatch = 1u << 0,        // --batch
+  kProblem = 1u << 1,      // --problem
+  kCols = 1u << 2,         // --cols
+  kPassRate = 1u << 3,     // --pass-rate
+  kBlocks = 1u << 4,       // --blocks
+  kGpus = 1u << 5,         // --gpus
+  kRanks = 1u << 6,        // --rank, --nranks, --id-file
+  kBarrierReps = 1u << 7,  // --barrier-reps
+};
+
 struct Options {
   std::vector<size_t> sizes{size_t(1) << 28};  // --n, comma separated
   std::vector<std::string> dtypes{"int"};      // --dtype int|float|all
@@ -28,13 +43,13 @@ struct Options {
   std::vector<size_t> offsets{0};              // --offset: input pointer offset in elements
   int repeat_results = 0;                      // --repeat-results K: run K times, print results
   bool help = false;
-  // Step 06's other problem shapes (the other steps accept and ignore these):
+  // Read only by the programs whose ExtraFlags include them:
   std::string problem = "all";                 // --problem segmented|filter|all
   std::vector<size_t> cols{1, 4, 16, 32, 256, 4096, size_t(1) << 16};  // --cols: row lengths (segmented)
   std::vector<double> pass_rates{0, 1, 50, 100};  // --pass-rate: percent of elements kept (filter)
-  // Step 07: force the grid size of the cooperative variants (0: automatic, co-resident).
+  // Force the grid size of the cooperative variants (0: automatic, co-resident).
   int blocks = 0;                              // --blocks N
-  // Step 08 (several GPUs): which GPUs, the one-process-per-GPU NCCL mode, the barrier test.
+  // Several GPUs: which GPUs, the one-process-per-GPU NCCL mode, the barrier test.
   int gpus = 0;                                // --gpus K: the first K visible GPUs (0: all)
   std::vector<int> gpu_list;                   // --gpus 1,0,3: these GPUs, in this order
   int rank = -1;                               // --rank R: this process is rank R (-1: one process)
@@ -157,9 +172,25 @@ void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
   }
 }
 
-inline Options parse_args(int argc, const char* const* argv) {
+// The ExtraFlags bit that a flag belongs to (0: a core flag, or not a flag at all).
+inline unsigned extra_flag_of(const std::string& flag) {
+  if (flag == "--batch") return kBatch;
+  if (flag == "--problem") return kProblem;
+  if (flag == "--cols") return kCols;
+  if (flag == "--pass-rate") return kPassRate;
+  if (flag == "--blocks") return kBlocks;
+  if (flag == "--gpus") return kGpus;
+  if (flag == "--rank" || flag == "--nranks" || flag == "--id-file") return kRanks;
+  if (flag == "--barrier-reps") return kBarrierReps;
+  return 0;
+}
+
+// `reads`: the program's ExtraFlags (steps 00-05 read --batch only).
+inline Options parse_args(int argc, const char* const* argv, unsigned reads = kBatch) {
   Options o;
   scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
+    if (const unsigned bit = extra_flag_of(flag); bit && !(reads & bit))
+      throw UsageError(flag + ": not a flag of this program (see --help)");
     if (flag == "--help" || flag == "-h") {
       o.help = true;
     } else if (flag == "--check") {
@@ -249,35 +280,50 @@ inline Options parse_args(int argc, const char* const* argv) {
   return o;
 }
 
-inline const char* usage_text() {
-  return "Options:\n"
-         "  --n SIZES             elements, comma separated: 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1 (default 2^28)\n"
-         "  --dtype int|float|all element type (default int)\n"
-         "  --variant NAME|all    which variant(s) to run (default all)\n"
-         "  --reps R              timed repetitions; the median is reported (default 20)\n"
-         "  --warmup W            untimed runs before timing (default 3)\n"
-         "  --batch B             steps 00-07: time B launches back to back between one pair of events,\n"
-         "                        per launch = elapsed / B (default 1: each launch between its own pair,\n"
-         "                        which resolves about 0.5 us). L2 is flushed before each batch, not\n"
-         "                        between its launches: this measures the launch-bound small-n regime\n"
-         "  --check               verify CUB and each variant once, no timing\n"
-         "  --csv FILE            append one CSV row per measurement\n"
-         "  --device K            GPU to use (default 0)\n"
-         "  --seed S              seed of the random input (default 12345)\n"
-         "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
-         "  --repeat-results K    run each variant K times on the same input and print every result\n"
-         "  --problem P           steps 06-07: segmented, filter, normalize or all (default all)\n"
-         "  --cols C[,C...]       step 06 segmented: row lengths; rows = max(1, n / C), so n becomes rows x C\n"
-         "                        (default 1,4,16,32,256,4096,2^16)\n"
-         "  --pass-rate P[,P...]  step 06 filter: percent of the elements kept (default 0,1,50,100)\n"
-         "  --blocks N            step 07: grid size of the cooperative variants (default: co-resident,\n"
-         "                        capped by n); more than fit at once fails with exit 2\n"
-         "  --gpus K|D,D...       step 08: the first K visible GPUs, or these GPUs (default: all visible)\n"
-         "  --rank R --nranks K --id-file PATH\n"
-         "                        step 08: one process per GPU (NCCL); rank 0 writes the NCCL id to PATH\n"
-         "  --barrier-reps B      step 08: barriers in the reuse test and the latency kernel (default 1000)\n"
-         "  --help                this text\n"
-         "Exit codes: 0 ok, 1 a result that should be right was wrong, 2 bad flag, 77 no usable GPU.\n";
+// The --help text of a program that reads the core flags and `reads` (its ExtraFlags).
+inline std::string usage_text(unsigned reads = kBatch) {
+  std::string text =
+      "Options:\n"
+      "  --n SIZES             elements, comma separated: 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1 (default 2^28)\n"
+      "  --dtype int|float|all element type (default int)\n"
+      "  --variant NAME|all    which variant(s) to run (default all)\n"
+      "  --reps R              timed repetitions; the median is reported (default 20)\n"
+      "  --warmup W            untimed runs before timing (default 3)\n";
+  if (reads & kBatch)
+    text +=
+        "  --batch B             time B launches back to back between one pair of events, per launch =\n"
+        "                        elapsed / B (default 1: each launch between its own pair, which resolves\n"
+        "                        about 0.5 us). L2 is flushed before each batch, not between its launches:\n"
+        "                        this measures the launch-bound small-n regime\n";
+  text +=
+      "  --check               verify CUB and each variant once, no timing\n"
+      "  --csv FILE            append one CSV row per measurement\n"
+      "  --device K            GPU to use (default 0)\n"
+      "  --seed S              seed of the random input (default 12345)\n"
+      "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
+      "  --repeat-results K    run each variant K times on the same input and print every result\n";
+  if (reads & kProblem) text += "  --problem P           which problem: one of those listed above, or all (default all)\n";
+  if (reads & kCols)
+    text +=
+        "  --cols C[,C...]       segmented: row lengths; rows = max(1, n / C), so n becomes rows x C\n"
+        "                        (default 1,4,16,32,256,4096,2^16)\n";
+  if (reads & kPassRate) text += "  --pass-rate P[,P...]  filter: percent of the elements kept (default 0,1,50,100)\n";
+  if (reads & kBlocks)
+    text +=
+        "  --blocks N            grid size of the cooperative variants (default: co-resident, capped by n);\n"
+        "                        more than fit at once fails with exit 2\n";
+  if (reads & kGpus) text += "  --gpus K|D,D...       the first K visible GPUs, or these GPUs (default: all visible)\n";
+  if (reads & kRanks)
+    text +=
+        "  --rank R --nranks K --id-file PATH\n"
+        "                        one process per GPU (NCCL); rank 0 writes the NCCL id to PATH\n";
+  if (reads & kBarrierReps)
+    text += "  --barrier-reps B      barriers in the reuse test and the latency kernel (default 1000)\n";
+  text +=
+      "  --help                this text\n"
+      "A flag not listed here is an error (exit 2).\n"
+      "Exit codes: 0 ok, 1 a result that should be right was wrong, 2 bad flag, 77 no usable GPU.\n";
+  return text;
 }
 
 }  // namespace harness

@@ -680,11 +680,13 @@ inline int verdict_code(const char* step, bool ok) {
 }
 
 // The whole program behind every step's main(). Exit codes: see usage_text().
-inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants) {
+// `reads`: the program's flags beyond the core ones (cli.hpp's ExtraFlags).
+inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants,
+                    unsigned reads = kBatch) {
   Options opt;
   std::vector<const Variant*> chosen;
   try {
-    opt = parse_args(argc, argv);
+    opt = parse_args(argc, argv, reads);
     for (const auto& v : all_variants)
       if ((opt.variant == "all" && v.in_all) || opt.variant == v.name) chosen.push_back(&v);
     if (chosen.empty()) {
@@ -699,7 +701,7 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
   if (opt.help) {
     std::printf("%s: sum an array on the GPU, verify it, time it against CUB.\nVariants:\n", step);
     for (const auto& v : all_variants) std::printf("  %-16s %s\n", v.name.c_str(), v.about.c_str());
-    std::printf("%s", usage_text());
+    std::printf("%s", usage_text(reads).c_str());
     return 0;
   }
   return exit_code_of(step, [&] {

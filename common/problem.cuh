@@ -25,10 +25,13 @@ struct Problem {
 };
 
 // The whole program behind a step with several problem shapes. Exit codes: see usage_text().
-inline int run_problems(int argc, char** argv, const char* step, const std::vector<Problem>& problems) {
+// `reads`: the program's flags beyond the core ones (cli.hpp's ExtraFlags); --problem is
+// among them only where there is more than one problem to choose from.
+inline int run_problems(int argc, char** argv, const char* step, const std::vector<Problem>& problems,
+                        unsigned reads) {
   Options opt;
   try {
-    opt = parse_args(argc, argv);
+    opt = parse_args(argc, argv, reads);
     bool known = opt.variant == "all";
     std::string names;
     for (const auto& p : problems)
@@ -48,10 +51,10 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     std::printf("%s: several problem shapes on the GPU, each verified and timed against CUB.\n", step);
     std::printf("Variants:\n");
     for (const auto& p : problems) {
-      std::printf(" --problem %s: %s\n", p.name.c_str(), p.about.c_str());
+      std::printf(" %s%s: %s\n", reads & kProblem ? "--problem " : "", p.name.c_str(), p.about.c_str());
       for (const auto& v : p.variants) std::printf("  %-16s %s\n", v.name.c_str(), v.about.c_str());
     }
-    std::printf("%s", usage_text());
+    std::printf("%s", usage_text(reads).c_str());
     return 0;
   }
   return exit_code_of(step, [&] {

@@ -1,31 +1,61 @@
 #!/usr/bin/env bash
-# The main job (README): build everything, run every step at its default size on the GPU
-# (int and float), print the ladder as one table, write build/results/run_all.csv and draw
-# the plots into build/results/. Without a GPU it says so in one line (exit 77).
+# The main command (README): build the step programs (only those: CMake's `steps` target),
+# run each one on the GPU at sizes that tell its story, int and float, with a progress line
+# per program, then print the ladder as one table and draw the plots into build/results/.
+#   bash scripts/run_all.sh            the ladder: about a minute on an H100 from a fresh clone
+#   bash scripts/run_all.sh --full     every program over gpu_check.sh's whole sweep (2^10..2^30,
+#                                      every row length and pass rate): tens of minutes
+#   bash scripts/run_all.sh --reps 5   any other flag goes to every program
+# Writes build/results/run_all.csv. Without a GPU it says so in one line (exit 77).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
+source scripts/sweep_args.sh
+full=no
+if [ "${1:-}" = --full ]; then full=yes; shift; fi
 build=${BUILD_DIR:-build}
 results=$build/results
+t0=$(date +%s)
+elapsed() { echo "$(( $(date +%s) - t0 )) s"; }
+
+# The story of each program at a glance: a launch-bound size, a mid size and a bandwidth-bound
+# one; step 06 one short, one mid and one long row length and one pass rate. Step 07's
+# normalization is the second program of step 07.
+story_args() {
+  case $1 in
+    step06_*) echo "--n 2^26 --cols 32,4096,2^20 --pass-rate 50" ;;
+    step08_*) echo "--n 2^24,2^28" ;;
+    *) echo "--n 2^20,2^24,2^28" ;;
+  esac
+}
+programs=$(bash scripts/list_steps.sh | sed 's/^step07_cooperative_grid$/&\nstep07_normalize/')
+count=$(wc -l <<<"$programs")
+
+echo "== [$(elapsed)] configure and build the step programs (cmake --build $build --target steps)"
 cmake -S . -B "$build" -DPLOT_PYTHON="$PLOT_PYTHON" ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$build" -j "$(nproc)" >/dev/null
+cmake --build "$build" --target steps -j "$(nproc)" >/dev/null
 mkdir -p "$results"
 csv=$results/run_all.csv
 rm -f "$csv"
-steps=$(bash scripts/list_steps.sh)
-for step in $steps; do
+i=0
+for program in $programs; do
+  i=$((i + 1))
+  if [ $full = yes ]; then args=$(sweep_args "$program"); else args=$(story_args "$program"); fi
+  echo "== [$(elapsed)] $i/$count $program $args --dtype all"
   rc=0
-  "$build/$step" --dtype all --csv "$csv" "$@" || rc=$?
+  # shellcheck disable=SC2086
+  "$build/$program" $args --dtype all --csv "$csv" "$@" || rc=$?
   if [ $rc = 77 ]; then
-    # No GPU at all: the first step says so and that is the whole answer. A later step that
+    # No GPU at all: the first program says so and that is the whole answer. A later one that
     # needs more (step 08: two GPUs) printed its reason; the others still count.
-    [ "$step" = "$(head -n 1 <<<"$steps")" ] && exit 77
+    [ $i = 1 ] && exit 77
     echo; continue
   fi
-  if [ $rc != 0 ]; then echo "run_all.sh: $step failed (exit $rc)"; exit $rc; fi
+  if [ $rc != 0 ]; then echo "run_all.sh: $program failed (exit $rc)"; exit $rc; fi
   echo
 done
+echo "== [$(elapsed)] plots and the ladder"
 "$PLOT_PYTHON" plots/plot.py --out "$results" "$csv"
 "$PLOT_PYTHON" plots/results.py summary "$csv"
 echo
-echo "CSV: $csv   plots: $results/*.png"
+echo "CSV: $csv   plots: $results/*.png   ($(elapsed) in all)"

@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
 # Host test: every step rejects bad flags with exit code 2 and a message naming the flag,
-# answers --help with 0, and without a visible GPU prints one line and exits 77.
+# answers --help with 0, and without a visible GPU prints one line and exits 77. Each program
+# reads the core flags and its own extras (below): its --help names exactly those extras, and
+# each extra it does not read is exit 2 ("not a flag of this program"), never ignored.
 bindir=$1; shift
 fail=0
+all_extras="--batch --problem --cols --pass-rate --blocks --gpus --rank --nranks --id-file --barrier-reps"
+extras_of() {
+  case $1 in
+    step06_*) echo "--batch --problem --cols --pass-rate" ;;
+    step07_cooperative_grid) echo "--batch --blocks" ;;
+    step08_*) echo "--gpus --rank --nranks --id-file --barrier-reps" ;;
+    *) echo "--batch" ;;
+  esac
+}
 expect() {  # expect CODE PATTERN -- command...
   local code=$1 pattern=$2; shift 3
   local out rc
@@ -20,10 +31,19 @@ for step in "$@"; do
   expect 2 'error: --n: must be at least 1'         -- "$bin" --n 0
   expect 2 'error: --dtype: expected int, float'    -- "$bin" --dtype half
   expect 2 'error: --reps: expected a whole number' -- "$bin" --reps many
-  expect 2 'error: --batch: expected a whole number' -- "$bin" --batch 0
   expect 2 'error: --variant: unknown .nope.'       -- "$bin" --variant nope
   expect 2 'error: --csv: missing value'            -- "$bin" --csv
   expect 0 'Variants:'                              -- "$bin" --help
+  help=$("$bin" --help 2>&1)
+  for flag in $all_extras; do
+    if grep -qw -- "$flag" <<<"$(extras_of "$step")"; then
+      grep -q -- "$flag " <<<"$help" || { echo "FAIL: $step --help does not list $flag"; fail=1; }
+    else
+      ! grep -q -- "$flag" <<<"$help" || { echo "FAIL: $step --help mentions $flag, which it does not read"; fail=1; }
+      expect 2 "^$step: error: $flag: not a flag of this program" -- "$bin" "$flag" 1
+    fi
+  done
+  grep -qw -- --batch <<<"$(extras_of "$step")" && expect 2 'error: --batch: expected a whole number' -- "$bin" --batch 0
   # No GPU visible: exactly one line, exit 77 (also on a GPU machine, which hides its GPUs here).
   out=$(CUDA_VISIBLE_DEVICES= "$bin" --n 1024 2>&1); rc=$?
   if [ "$rc" != 77 ] || [ "$(wc -l <<<"$out")" != 1 ] || ! grep -q "no usable CUDA GPU" <<<"$out"; then
@@ -31,5 +51,5 @@ for step in "$@"; do
     fail=1
   fi
 done
-[ $fail = 0 ] && echo "all $# steps: flag errors exit 2, --help exits 0, no GPU exits 77"
+[ $fail = 0 ] && echo "all $# steps: flag errors exit 2, unread flags exit 2, --help lists only own flags and exits 0, no GPU exits 77"
 exit $fail

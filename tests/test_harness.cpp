@@ -10,10 +10,13 @@
 
 using namespace harness;
 
-static std::string usage_error(std::vector<const char*> args) {
+// Every extra flag: the parsing of each is tested as if one program read them all.
+static const unsigned kAll = kBatch | kProblem | kCols | kPassRate | kBlocks | kGpus | kRanks | kBarrierReps;
+
+static std::string usage_error(std::vector<const char*> args, unsigned reads = kAll) {
   args.insert(args.begin(), "prog");
   try {
-    parse_args(int(args.size()), args.data());
+    parse_args(int(args.size()), args.data(), reads);
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -49,14 +52,14 @@ static void test_sizes() {
 static void test_args() {
   const char* argv[] = {"prog", "--n", "2^10,3", "--dtype", "all", "--variant=tree", "--reps", "7", "--warmup", "0",
                         "--check", "--csv", "out.csv", "--device", "1", "--seed", "9", "--offset", "0,1,3", "--repeat-results", "4"};
-  Options o = parse_args(int(sizeof argv / sizeof *argv), argv);
+  Options o = parse_args(int(sizeof argv / sizeof *argv), argv, kAll);
   EXPECT(o.sizes.size() == 2 && o.sizes[0] == 1024 && o.sizes[1] == 3);
   EXPECT(o.dtypes.size() == 2 && o.dtypes[0] == "int" && o.dtypes[1] == "float");
   EXPECT(o.variant == "tree" && o.reps == 7 && o.warmup == 0 && o.check_only);
   EXPECT(o.csv == "out.csv" && o.device == 1 && o.seed == 9 && o.repeat_results == 4);
   EXPECT(o.offsets.size() == 3 && o.offsets[2] == 3);
 
-  Options d = parse_args(1, argv);  // defaults
+  Options d = parse_args(1, argv, kAll);  // defaults
   EXPECT(d.sizes.size() == 1 && d.sizes[0] == (size_t(1) << 28) && d.dtypes[0] == "int" && d.reps == 20);
 
   // Every bad input names its flag first; main() turns this into exit code 2.
@@ -72,12 +75,12 @@ static void test_args() {
   EXPECT(starts_with(usage_error({"--offset", "16"}), "--offset: "));
   EXPECT(starts_with(usage_error({"--repeat-results", "1"}), "--repeat-results: "));
   // --blocks (step 07): a grid size, 0 = automatic; a too-large grid is judged at launch, not here.
-  EXPECT(parse_args(1, argv).blocks == 0);
+  EXPECT(parse_args(1, argv, kAll).blocks == 0);
   {
     const char* b[] = {"prog", "--blocks", "529"};
-    EXPECT(parse_args(3, b).blocks == 529);
+    EXPECT(parse_args(3, b, kAll).blocks == 529);
     const char* eq[] = {"prog", "--blocks=1"};
-    EXPECT(parse_args(2, eq).blocks == 1);
+    EXPECT(parse_args(2, eq, kAll).blocks == 1);
   }
   EXPECT(starts_with(usage_error({"--blocks", "0"}), "--blocks: expected a whole number"));
   EXPECT(starts_with(usage_error({"--blocks", "-3"}), "--blocks: "));
@@ -86,12 +89,12 @@ static void test_args() {
   EXPECT(starts_with(usage_error({"--csv"}), "--csv: missing value"));
   EXPECT(usage_error({"--n", "4M", "--dtype", "float"}).empty());
   // --batch B: launches per pair of timing events; 1 (one pair per launch) unless given.
-  EXPECT(parse_args(1, argv).batch == 1);
+  EXPECT(parse_args(1, argv, kAll).batch == 1);
   {
     const char* b[] = {"prog", "--batch", "100"};
-    EXPECT(parse_args(3, b).batch == 100);
+    EXPECT(parse_args(3, b, kAll).batch == 100);
     const char* eq[] = {"prog", "--batch=1000"};
-    EXPECT(parse_args(2, eq).batch == 1000);
+    EXPECT(parse_args(2, eq, kAll).batch == 1000);
   }
   for (const char* bad : {"0", "-1", "1001", "x", "", "2.5", "10x"})
     EXPECT(starts_with(usage_error({"--batch", bad}), "--batch: expected a whole number from 1 to 1000"));
@@ -208,11 +211,11 @@ static void test_timing_summary() {
 // Step 06's flags: --problem, --cols (parsed like --n), --pass-rate (percent, comma list).
 static void test_step06_flags() {
   const char* none[] = {"prog"};
-  Options d = parse_args(1, none);
+  Options d = parse_args(1, none, kAll);
   EXPECT(d.problem == "all" && d.cols.size() == 7 && d.cols[0] == 1 && d.cols[6] == 65536);
   EXPECT(d.pass_rates.size() == 4 && d.pass_rates[0] == 0 && d.pass_rates[3] == 100);
   const char* argv[] = {"prog", "--problem", "segmented", "--cols", "1,2^16+1,4K", "--pass-rate=0,0.5,100"};
-  Options o = parse_args(6, argv);
+  Options o = parse_args(6, argv, kAll);
   EXPECT(o.problem == "segmented");
   EXPECT(o.cols.size() == 3 && o.cols[0] == 1 && o.cols[1] == 65537 && o.cols[2] == 4096);
   EXPECT(o.pass_rates.size() == 3 && o.pass_rates[1] == 0.5 && o.pass_rates[2] == 100);
@@ -228,17 +231,17 @@ static void test_step06_flags() {
 // Step 08's flags: --gpus K or a list, the one-process-per-GPU trio, --barrier-reps.
 static void test_step08_flags() {
   const char* none[] = {"prog"};
-  Options d = parse_args(1, none);
+  Options d = parse_args(1, none, kAll);
   EXPECT(d.gpus == 0 && d.gpu_list.empty() && d.rank == -1 && d.nranks == 0 && d.id_file.empty());
   EXPECT(d.barrier_reps == 1000);
   const char* count[] = {"prog", "--gpus", "3", "--barrier-reps=17"};
-  Options c = parse_args(4, count);
+  Options c = parse_args(4, count, kAll);
   EXPECT(c.gpus == 3 && c.gpu_list.empty() && c.barrier_reps == 17);
   const char* list[] = {"prog", "--gpus=2,0,5"};
-  Options l = parse_args(2, list);
+  Options l = parse_args(2, list, kAll);
   EXPECT(l.gpus == 3 && l.gpu_list.size() == 3 && l.gpu_list[0] == 2 && l.gpu_list[1] == 0 && l.gpu_list[2] == 5);
   const char* ranks[] = {"prog", "--rank", "1", "--nranks", "2", "--id-file", "/tmp/id"};
-  Options r = parse_args(7, ranks);
+  Options r = parse_args(7, ranks, kAll);
   EXPECT(r.rank == 1 && r.nranks == 2 && r.id_file == "/tmp/id");
   EXPECT(starts_with(usage_error({"--gpus", "0"}), "--gpus: expected a whole number"));
   EXPECT(starts_with(usage_error({"--gpus", "two"}), "--gpus: "));
@@ -254,9 +257,37 @@ static void test_step08_flags() {
   EXPECT(starts_with(usage_error({"--rank", "0", "--nranks", "2", "--id-file", "x", "--gpus", "2"}), "--gpus: not with --rank"));
 }
 
+// Each program reads the core flags and its own extras; any other flag is exit 2, and its
+// --help lists exactly its own (steps 00-05: --batch; step 07: --batch, --blocks; step 08:
+// --gpus, the rank trio, --barrier-reps).
+static void test_program_flags() {
+  EXPECT(starts_with(usage_error({"--cols", "4"}, kBatch), "--cols: not a flag of this program"));
+  EXPECT(starts_with(usage_error({"--blocks=4"}, kBatch), "--blocks: not a flag of this program"));
+  EXPECT(starts_with(usage_error({"--batch", "10"}, kGpus | kRanks | kBarrierReps), "--batch: not a flag of this program"));
+  EXPECT(starts_with(usage_error({"--id-file", "x"}, kGpus), "--id-file: not a flag of this program"));
+  EXPECT(starts_with(usage_error({"--problem", "filter"}, kBatch | kCols), "--problem: not a flag of this program"));
+  EXPECT(usage_error({"--blocks", "4", "--batch", "2"}, kBatch | kBlocks).empty());
+  EXPECT(usage_error({"--n", "4M", "--check", "--offset", "1"}, 0).empty());  // the core needs no bits
+  EXPECT(starts_with(usage_error({"--bogus"}, kAll), "--bogus: unknown flag"));
+  const struct { unsigned bit; const char* flag; } extras[] = {
+      {kBatch, "--batch"}, {kProblem, "--problem"}, {kCols, "--cols"}, {kPassRate, "--pass-rate"},
+      {kBlocks, "--blocks"}, {kGpus, "--gpus"}, {kRanks, "--rank"}, {kBarrierReps, "--barrier-reps"}};
+  for (unsigned reads : {0u, unsigned(kBatch), unsigned(kBatch | kBlocks), unsigned(kGpus | kRanks | kBarrierReps), kAll}) {
+    const std::string help = usage_text(reads);
+    EXPECT(help.find("  --n SIZES") != std::string::npos && help.find("  --check") != std::string::npos);
+    for (const auto& e : extras) {
+      const bool listed = help.find(std::string("  ") + e.flag + " ") != std::string::npos;
+      if (listed != bool(reads & e.bit)) std::printf("usage_text(%#x): %s listed=%d\n", reads, e.flag, listed);
+      EXPECT(listed == bool(reads & e.bit));
+      EXPECT(extra_flag_of(e.flag) == e.bit);
+    }
+  }
+}
+
 int main() {
   test_sizes();
   test_args();
+  test_program_flags();
   test_step06_flags();
   test_step08_flags();
   test_inputs_and_references();

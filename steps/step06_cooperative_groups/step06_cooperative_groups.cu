@@ -463,5 +463,5 @@ int main(int argc, char** argv) {
              filter(filter_block_aggregated<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, in, n, keep, out, count, ctx);
            }},
       }),
-  });
+  }, harness::kBatch | harness::kProblem | harness::kCols | harness::kPassRate);
 }

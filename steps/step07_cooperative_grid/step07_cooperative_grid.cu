@@ -405,9 +405,10 @@ void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 int main(int argc, char** argv) {
   using harness::Launch;
   const char* step = "step07_cooperative_grid";
+  const unsigned kFlags = harness::kBatch | harness::kBlocks;  // --blocks forces the cooperative grids
   harness::Options opt;
   try {
-    opt = harness::parse_args(argc, argv);
+    opt = harness::parse_args(argc, argv, kFlags);
   } catch (const harness::UsageError&) {
     // run_step parses again and reports it
   }
@@ -436,5 +437,5 @@ int main(int argc, char** argv) {
        [](auto in, size_t n, auto out, const Launch& ctx) { grid_sync_without_coop(in, n, out, ctx); },
        /*expect_correct=*/false, /*in_all=*/false},
   };
-  return harness::run_step(argc, argv, step, variants);
+  return harness::run_step(argc, argv, step, variants, kFlags);
 }

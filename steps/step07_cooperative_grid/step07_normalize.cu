@@ -357,17 +357,14 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx, con
 int main(int argc, char** argv) {
   using harness::Launch;
   const char* step = "step07_normalize";
+  // No --blocks here (its grids follow n and occupancy; a forced grid would move stateful's
+  // on-chip limit), and one problem, so no --problem.
+  const unsigned kFlags = harness::kBatch;
   harness::Options opt;
   try {
-    opt = harness::parse_args(argc, argv);
+    opt = harness::parse_args(argc, argv, kFlags);
   } catch (const harness::UsageError&) {
     // run_problems parses again and reports it
-  }
-  // --blocks (step07_cooperative_grid's forced grid) would change stateful's on-chip limit:
-  // not offered here rather than silently ignored.
-  if (opt.blocks) {
-    std::fprintf(stderr, "%s: error: --blocks: not used by this program (its grids follow n and occupancy)\n", step);
-    return 2;
   }
   if (!opt.help && harness::cooperative_unsupported(opt.device, step)) return 77;
   return harness::run_problems(argc, argv, step, {
@@ -385,5 +382,5 @@ int main(int argc, char** argv) {
              stateful<PackedSlotsExchange>(in, n, out, ctx, "stateful_slots");
            }},
       }),
-  });
+  }, kFlags);
 }

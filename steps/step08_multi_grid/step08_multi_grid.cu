@@ -68,6 +68,9 @@ namespace cg = cooperative_groups;
 using harness::MultiGpu;
 
 static const char* kStep = "step08_multi_grid";
+// Its flags beyond the core ones: no --batch (it times one fork/join, or one rank's run, per
+// pair of events).
+static constexpr unsigned kFlags = harness::kGpus | harness::kRanks | harness::kBarrierReps;
 
 // ---- step 07's kernel pieces (one .cu per step: copied, not shared) ----------------------------
 constexpr int kThreads = 1024;
@@ -1066,7 +1069,7 @@ int main(int argc, char** argv) {
 
   harness::Options opt;
   try {
-    opt = harness::parse_args(argc, argv);
+    opt = harness::parse_args(argc, argv, kFlags);
     bool known = opt.variant == "all";
     std::string names;
     for (const auto& v : kVariants) {
@@ -1078,8 +1081,6 @@ int main(int argc, char** argv) {
       throw harness::UsageError("--variant: " + opt.variant + " is not in this build (NCCL was not found at configure time)");
     if (!HAVE_NCCL_DEVICE_API && opt.variant == "nccl_lsa")
       throw harness::UsageError("--variant: nccl_lsa needs NCCL 2.28 or later (nccl_device.h)");
-    if (opt.batch != 1)  // the timing here is one fork/join (or one rank's run) per pair of events
-      throw harness::UsageError("--batch: step 08 times one run per pair of events (only --batch 1)");
   } catch (const harness::UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", kStep, e.what());
     return 2;
@@ -1089,8 +1090,8 @@ int main(int argc, char** argv) {
                 "NCCL: %s. Variants:\n", kStep, HAVE_NCCL ? "built in" : "not found at configure time (nccl variants left out)");
     for (const auto& v : kVariants) std::printf("  %-16s %s\n", v.name, v.about);
     std::printf("One process per GPU (NCCL): scripts/nccl_launch.sh K ./%s [flags], i.e. --rank R --nranks K --id-file PATH\n"
-                "(variant nccl_mp). --blocks, --problem, --cols, --pass-rate are ignored here.\n%s",
-                kStep, harness::usage_text());
+                "(variant nccl_mp).\n%s",
+                kStep, harness::usage_text(kFlags).c_str());
     return 0;
   }
   if (opt.rank >= 0) return run_rank(opt);

@@ -64,5 +64,5 @@ int main(int argc, char** argv) {
              segmented_sum(in, rows, cols, out, ctx);
            }},
       }),
-  });
+  }, harness::kBatch | harness::kProblem | harness::kCols);  // one problem; --problem segmented is accepted
 }

@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
   const char* name = "ex07_normalize";
   harness::Options opt;
   try {
-    opt = harness::parse_args(argc, argv);
+    opt = harness::parse_args(argc, argv, harness::kBlocks);
   } catch (const harness::UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", name, e.what());
     return 2;
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   if (opt.help) {
     std::printf("%s: y = x / max|x| in one cooperative launch, verified bit for bit, timed.\n"
                 "float only (--dtype is ignored); --blocks N forces the grid size.\n%s",
-                name, harness::usage_text());
+                name, harness::usage_text(harness::kBlocks).c_str());
     return 0;
   }
   g_forced_blocks = unsigned(opt.blocks);
