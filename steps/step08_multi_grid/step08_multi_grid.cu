@@ -267,8 +267,8 @@ __global__ void __launch_bounds__(kThreads) barrier_loop(PeerBarrier bar, int re
 // NCCL 2.28's device API (nccl_device.h) gives a kernel load/store access to the peers'
 // symmetric windows (LSA: load/store accessible, i.e. CUDA P2P) and a barrier across them,
 // ncclLsaBarrierSession, the closest thing to multi_grid.sync() that a library offers now.
-// Its multimem form would use NVLink SHARP multicast (NVLS); here multimem = false: the
-// barrier is plain system-scope stores and loads of flags in the peers' memory.
+// Its multimem form would use NVLink SHARP multicast (NVLS); here multimem = false: each GPU
+// stores (release) a flag into every peer's memory and polls (acquire) the flags in its own.
 // window: 2 x K values per GPU. Block 0 stores its partial into slot [half][rank] of every
 // GPU's window, syncs, and adds its own window's K slots in order (same bits everywhere).
 // `half` comes from the host's launch counter, for the reason given at peer_barrier.
