@@ -48,7 +48,8 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     return 2;
   }
   if (opt.help) {
-    std::printf("%s: several problem shapes on the GPU, each verified and timed against CUB.\n", step);
+    std::printf("%s: %s on the GPU, verified and timed against CUB.\n", step,
+                problems.size() > 1 ? "several problem shapes" : "a problem of its own shape");
     std::printf("Variants:\n");
     for (const auto& p : problems) {
       std::printf(" %s%s: %s\n", reads & kProblem ? "--problem " : "", p.name.c_str(), p.about.c_str());

@@ -163,9 +163,11 @@ def table(spec, rows):
         flags = {"cols": "--cols", "pass": "--pass-rate"}
         key = shapes[0].split("=", 1)[0]
         values = ",".join(v.split("=", 1)[1].rstrip("%") for v in shapes)
+        # A step's own program has its short name (./step06); a step's second program its full one.
+        step = args["step"]
+        program = step[:6] if os.path.isdir(os.path.join(ROOT, "steps", step)) else step
         return (body + "\n\nReproduce (in the build directory): " +
-                f"./{args['step'][:6]} --problem {args['problem']} --n {args['n']} {flags[key]} {values} "
-                f"--dtype {dtype} --reps {SWEEP_REPS}\n")
+                f"./{program} --n {args['n']} {flags[key]} {values} --dtype {dtype} --reps {SWEEP_REPS}\n")
     else:
         raise ValueError(f"unknown table kind '{kind}'")
     return body + "\n\n" + reproduce_line(listed_steps(body), sizes, dtype) + "\n"

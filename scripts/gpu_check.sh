@@ -20,7 +20,8 @@ PLOT_PYTHON=${PLOT_PYTHON:-$(bash scripts/find_python.sh || echo python3)}
 logs=$build/gpu_check
 mkdir -p "$logs" docs/logs plots/data
 status=0
-sweep_steps=${STEPS:-$(bash scripts/list_steps.sh)}
+# The steps and step 06's second program (step 07's has its own section below).
+sweep_steps=$(tr ' ' '\n' <<<"${STEPS:-$(bash scripts/list_steps.sh)}" | sed 's/^step06_cooperative_groups$/&\nstep06_filter/')
 gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$gpu_count" -lt 2 ]; then  # step 08 needs two GPUs; its tests say so (exit 77)
   sweep_steps=$(tr ' ' '\n' <<<"$sweep_steps" | grep -v '^step08' | tr '\n' ' ')
@@ -103,7 +104,7 @@ bash tests/test_workshop.sh gpu all "$build" >"docs/logs/workshop_check_$slug.lo
 tail -n 12 "docs/logs/workshop_check_$slug.log"
 
 step "step 06: which cg::reduce calls became one REDUX instruction (cuobjdump -sass)"
-bash scripts/sass_redux.sh "$build/step06_cooperative_groups" >"docs/logs/sass_redux.txt" 2>&1 || status=1
+bash scripts/sass_redux.sh "$build/step06_cooperative_groups" "$build/step06_filter" >"docs/logs/sass_redux.txt" 2>&1 || status=1
 cat docs/logs/sass_redux.txt
 
 step "step 07: grid.sync() cost, and the pitfalls with their real output (docs/logs/)"
@@ -165,8 +166,8 @@ if [ $sweep = yes ]; then
         --csv "$csv" ${SWEEP_ARGS:---reps 50} >"$logs/sweep_${s}_nccl_processes.txt" 2>&1 ||
         { echo "$s (one process per GPU) failed"; status=1; }
     fi
-    if [ "${s:0:6}" = step06 ]; then  # the blog's shape: 2048 rows of 262144 floats
-      "$build/$s" --problem segmented --dtype float --n 2^29 --cols 262144 --csv "$csv" ${SWEEP_ARGS:---reps 50} \
+    if [ "$s" = step06_cooperative_groups ]; then  # the blog's shape: 2048 rows of 262144 floats
+      "$build/$s" --dtype float --n 2^29 --cols 262144 --csv "$csv" ${SWEEP_ARGS:---reps 50} \
         >"$logs/sweep_${s}_blog_shape.txt" 2>&1 || { echo "$s (blog shape) failed"; status=1; }
       grep -E "^float" "$logs/sweep_${s}_blog_shape.txt"
     fi

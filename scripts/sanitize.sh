@@ -98,7 +98,7 @@ if [ "$mode" = racecheck ]; then
   # runs are per variant and the summary line sums them).
   seg_errors=0; seg_warnings=0; seg_correct=yes
   for v in block_tree block_shfl block_v4 tile_tree tile_shfl tile_cg_reduce thread_per_row split_rows auto; do
-    run racecheck step06_segmented_$v step06_cooperative_groups --check --problem segmented --dtype all --n 2^16 \
+    run racecheck step06_segmented_$v step06_cooperative_groups --check --dtype all --n 2^16 \
       --cols 1,3,16,33,1000,2^16 --variant $v
     [ "$errors" = "?" ] && seg_errors="?" || { [ "$seg_errors" = "?" ] || seg_errors=$((seg_errors + errors)); }
     [ "$warnings" = "?" ] || seg_warnings=$((seg_warnings + warnings))
@@ -111,11 +111,11 @@ if [ "$mode" = racecheck ]; then
   # cg::reduce over a 256-thread tile: CG's inter-warp barrier is an atomic on shared memory
   # and a spin (cooperative_groups/details/sync.h), which racecheck does not model, so it
   # reports hazards on a correct kernel. Expected, and shown in the chapter.
-  run racecheck step06_block_cg_tile step06_cooperative_groups --check --problem segmented --dtype all --n 2^16 \
+  run racecheck step06_block_cg_tile step06_cooperative_groups --check --dtype all --n 2^16 \
     --cols 1,3,16,33,1000,2^16 --variant block_cg_tile
   verdict step06_block_cg_tile "right sums; hazards racecheck cannot rule out (CG's atomic barrier)" \
     "$([ $correct = yes ] && echo 0 || echo 1)"
-  run racecheck step06_filter step06_cooperative_groups --check --problem filter --dtype all --n 2^16+3 --pass-rate 1,50
+  run racecheck step06_filter step06_filter --check --dtype all --n 2^16+3 --pass-rate 1,50
   verdict step06_filter "right output, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
   run racecheck step07 step07_cooperative_grid "${args[@]}" --dtype all
   verdict step07 "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
@@ -124,7 +124,7 @@ if [ "$mode" = racecheck ]; then
 elif [ "$mode" = clean ]; then
   printf '%-22s %-9s %-8s %-9s %-5s %s\n' "tool/step" "correct" errors warnings "" expectation
   for tool in memcheck synccheck initcheck; do
-    for step in $(bash "$(dirname "$0")/list_steps.sh") step07_normalize; do
+    for step in $(bash "$(dirname "$0")/list_steps.sh") step06_filter step07_normalize; do
       run "$tool" "$step" "$step" --check --dtype all --n 2^16+3 --offset 1
       if grep -q "; skipping" "$logdir/${tool}_${step}.log"; then  # e.g. step08 with one GPU
         printf '%-22s %-9s %-8s %-9s %-5s %s\n' "$tool $(short_name $step)" "-" "-" "-" SKIP "$(grep -m1 '; skipping' "$logdir/${tool}_${step}.log")"

@@ -3,8 +3,8 @@
 # plus on thread_block_tile<32/16/8/4> and on a coalesced_group, for unsigned, int and float)
 # to a cubin, disassembles it with cuobjdump -sass and prints, per kernel, the REDUX.SUM,
 # REDUX.OR and SHFL instructions found. No GPU is needed.
-#   sass_redux.sh [BINARY]   BINARY (e.g. build/step06_cooperative_groups): also list its own
-#                            kernels (CUB's left out) with the same three counts
+#   sass_redux.sh [BINARY...] each BINARY (e.g. build/step06_cooperative_groups build/step06_filter):
+#                            also list its own kernels (CUB's left out) with the same three counts
 # ARCH=90 (default) picks the sm_ to compile the probe for; REDUX exists from sm_80 on.
 # Expected, from the PTX that CUDA 13.0 emits (redux.sync.add for these, shfl.sync.bfly
 # otherwise): REDUX for unsigned and int on tiles of 32 and 16 and on a coalesced_group;
@@ -83,15 +83,15 @@ while read -r name redux redux_or shfl; do
   printf "%-10s %-9s %9s %8s %5s  %-9s %s\n" "$group" "$type" "$redux" "$redux_or" "$shfl" "$want" "$verdict"
 done < <(count_ops <"$work/probe.sass" | sort -t_ -k2,2 -k1,1V)
 
-if [ $# -ge 1 ]; then
+for binary in "$@"; do
   echo
-  echo "Kernels of $1 (sm_$arch SASS; CUB's left out):"
+  echo "Kernels of $binary (sm_$arch SASS; CUB's left out):"
   printf "%9s %8s %5s  %s\n" REDUX.SUM REDUX.OR SHFL kernel
-  "$cuobjdump" -sass -arch sm_$arch "$1" | count_ops | while read -r name redux redux_or shfl; do
+  "$cuobjdump" -sass -arch sm_$arch "$binary" | count_ops | while read -r name redux redux_or shfl; do
     pretty=$(c++filt "$name" 2>/dev/null || echo "$name")
     case "$pretty" in *cub::*|*CUB_*|*flush_l2*|*fill_input*|*floor_kernel*|*row_offsets*) continue ;; esac
     printf "%9s %8s %5s  %s\n" "$redux" "$redux_or" "$shfl" "${pretty//unsigned int/unsigned}"
   done
-fi
+done
 [ $fail = 0 ] && echo "sass_redux.sh: as expected" || echo "sass_redux.sh: the SASS differs from the expectation above"
 exit $fail

@@ -12,10 +12,10 @@ all_sizes=$(seq -s, -f '2^%g' 10 30)
 # may run more than once, and with its second program (step07_normalize).
 large_n_args() {
   case $1 in
-    step06_*) printf '%s\n' "$1 --problem segmented --dtype all --n 2^31+5 --cols 2^31+5" \
-                            "$1 --problem segmented --dtype all --n 2^31+1048576 --cols 33,4099" \
-                            "$1 --problem segmented --dtype int --n 2^31+5 --cols 1" \
-                            "$1 --problem filter --dtype all --n 2^31+5 --pass-rate 50,100" ;;
+    step06_filter) echo "$1 --dtype all --n 2^31+5 --pass-rate 50,100" ;;
+    step06_*) printf '%s\n' "$1 --dtype all --n 2^31+5 --cols 2^31+5" \
+                            "$1 --dtype all --n 2^31+1048576 --cols 33,4099" \
+                            "$1 --dtype int --n 2^31+5 --cols 1" ;;
     step07_*) printf '%s\n' "$1 --dtype all --n 2^31+5" "step07_normalize --dtype all --n 2^31+5" ;;
     step08_*) echo "$1 --dtype all --n 2^32+5" ;;
     *) echo "$1 --dtype all --n 2^31+5" ;;
@@ -23,14 +23,16 @@ large_n_args() {
 }
 verify_args() {
   case $1 in
-    step06_*) echo "--n 2^26 --cols $step06_cols --pass-rate 0,1,50,100" ;;
+    step06_filter) echo "--n 2^26 --pass-rate 0,1,50,100" ;;
+    step06_*) echo "--n 2^26 --cols $step06_cols" ;;
     step08_*) echo "--n 1,2,3,31,1023,4099,2^20+1,2^24+7,2^30+3" ;;
     *) echo "--n $all_sizes,2^30+3" ;;
   esac
 }
 sweep_args() {
   case $1 in
-    step06_*) echo "--n 2^26 --cols $step06_cols --pass-rate 0,1,50,100" ;;
+    step06_filter) echo "--n 2^26 --pass-rate 0,1,50,100" ;;
+    step06_*) echo "--n 2^26 --cols $step06_cols" ;;
     step08_*) echo "--n $(seq -s, -f '2^%g' 16 2 32)" ;;  # strong and weak scaling: see the 1-GPU run below
     step07_normalize) echo "--n $(seq -s, -f '2^%g' 16 28)" ;;
     *) echo "--n $all_sizes" ;;

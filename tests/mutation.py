@@ -50,13 +50,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SANITIZE = os.path.join(ROOT, "scripts", "sanitize.sh")
 STEP05 = "steps/step05_vectorized/step05_vectorized.cu"
 STEP06 = "steps/step06_cooperative_groups/step06_cooperative_groups.cu"
+STEP06_FILTER = "steps/step06_cooperative_groups/step06_filter.cu"
 STEP07 = "steps/step07_cooperative_grid/step07_cooperative_grid.cu"
 STEP08 = "steps/step08_multi_grid/step08_multi_grid.cu"
 RACE = "race"          # no single result required to be wrong; at least one per dtype in the run
 RECORDED = "recorded"  # nothing required of --check: the mutant's detector is in SANITIZER
 TIMEOUT_S = 900        # one program run; a mutant that hangs fails instead of stalling the test
 # Step 06's segmented sum at many row lengths (every variant that takes rows that long).
-STEP06_ROWS = ["--problem", "segmented", "--cols", "1,2,3,4,5,15,16,17,31,32,33,63,64,65,255,256,257,1000,4096,2^16+1"]
+STEP06_ROWS = ["--cols", "1,2,3,4,5,15,16,17,31,32,33,63,64,65,255,256,257,1000,4096,2^16+1"]
 
 BATCH_SUM = "    for (int b = 0; b < Batch; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);"
 REST_SUM = "    sum += (v.x + v.y) + (v.z + v.w);"
@@ -98,7 +99,7 @@ MUTANTS = {
     "drop_last_row": (STEP06, [(
         "  m.count = rows;  // every row",
         "  m.count = rows - 1;  // mutant: the last row is never summed")],
-        [("2^20", "0,3", True, STEP06_ROWS), ("2^20", "0", True, ["--problem", "segmented", "--cols", "2^20"])]),
+        [("2^20", "0,3", True, STEP06_ROWS), ("2^20", "0", True, ["--cols", "2^20"])]),
     "drop_last_of_row": (STEP06, [(
         "  m.len = cols;    // every element of a row",
         "  m.len = cols - 1;  // mutant: the last element of each row is never added")],
@@ -113,11 +114,11 @@ MUTANTS = {
     # --check is not expected to see it: a lane has used its offset (the address of its
     # store) before it reaches the ballot. Racecheck must. --n 2^20+3 gives every block
     # several tiles (the grid is at most the co-resident blocks, 256 elements a tile).
-    "filter_no_last_sync": (STEP06, [(
+    "filter_no_last_sync": (STEP06_FILTER, [(
         "    __syncthreads();  // warp_offset and block_base are rewritten by the next tile",
         "    // mutant: no barrier before the next tile rewrites warp_offset and block_base")],
         [("2^20+3,2^24+3", "0", RECORDED,
-          ["--problem", "filter", "--variant", "block_aggregated", "--pass-rate", "50"])]),
+          ["--variant", "block_aggregated", "--pass-rate", "50"])]),
     # Step 07's packed_slots: block 0 reads the words without waiting for this launch's number,
     # so it adds whatever an earlier launch left (or zeros): the bug of a flag forgotten. Only
     # packed_slots (and auto above 48 Ki, which runs it) are broken; the sizes and offsets
@@ -157,7 +158,7 @@ MUTANTS = {
 # name: (tool, arguments of a small run). The mutant and the clean program both run under the
 # tool with these arguments; the mutant must have hazards, the clean program none.
 SANITIZER = {
-    "filter_no_last_sync": ("racecheck", ["--check", "--problem", "filter", "--variant", "block_aggregated",
+    "filter_no_last_sync": ("racecheck", ["--check", "--variant", "block_aggregated",
                                           "--dtype", "int", "--n", "2^20+3", "--pass-rate", "50"]),
     "packed_no_reuse_sync": ("racecheck", ["--check", "--variant", "packed_slots", "--dtype", "all", "--n", "2^16+1"]),
 }

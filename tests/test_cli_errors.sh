@@ -8,7 +8,8 @@ fail=0
 all_extras="--batch --problem --cols --pass-rate --blocks --gpus --rank --nranks --id-file --barrier-reps"
 extras_of() {
   case $1 in
-    step06_*) echo "--batch --problem --cols --pass-rate" ;;
+    step06_filter) echo "--batch --pass-rate" ;;
+    step06_*) echo "--batch --cols" ;;
     step07_cooperative_grid) echo "--batch --blocks" ;;
     step08_*) echo "--gpus --rank --nranks --id-file --barrier-reps" ;;
     *) echo "--batch" ;;
