@@ -4,7 +4,7 @@
 # to a cubin, disassembles it with cuobjdump -sass and prints, per kernel, the REDUX.SUM,
 # REDUX.OR and SHFL instructions found. No GPU is needed.
 #   sass_redux.sh [BINARY...] each BINARY (e.g. build/step06_cooperative_groups build/step06_filter):
-#                            also list its own kernels (CUB's left out) with the same three counts
+#                            also list its own kernels (CUB's and the harness's left out) with the same three counts
 # ARCH=90 (default) picks the sm_ to compile the probe for; REDUX exists from sm_80 on.
 # Expected, from the PTX that CUDA 13.0 emits (redux.sync.add for these, shfl.sync.bfly
 # otherwise): REDUX for unsigned and int on tiles of 32 and 16 and on a coalesced_group;
@@ -89,7 +89,7 @@ for binary in "$@"; do
   printf "%9s %8s %5s  %s\n" REDUX.SUM REDUX.OR SHFL kernel
   "$cuobjdump" -sass -arch sm_$arch "$binary" | count_ops | while read -r name redux redux_or shfl; do
     pretty=$(c++filt "$name" 2>/dev/null || echo "$name")
-    case "$pretty" in *cub::*|*CUB_*|*flush_l2*|*fill_input*|*floor_kernel*|*row_offsets*) continue ;; esac
+    case "$pretty" in *cub::*|*CUB_*|*flush_l2*|*fill_input*|*floor_kernel*|*row_offsets*|*wait_ns_kernel*) continue ;; esac
     printf "%9s %8s %5s  %s\n" "$redux" "$redux_or" "$shfl" "${pretty//unsigned int/unsigned}"
   done
 done
