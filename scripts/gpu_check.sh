@@ -162,7 +162,7 @@ if [ $sweep = yes ]; then
       # shellcheck disable=SC2046
       "$build/$s" $(sweep_args "$s") --gpus 1 --dtype all --csv "$csv" ${SWEEP_ARGS:---reps 50} \
         >"$logs/sweep_${s}_1gpu.txt" 2>&1 || { echo "$s (1 GPU) failed"; status=1; }
-      NCCL_NVLS_ENABLE=0 bash scripts/nccl_launch.sh "$gpu_count" "$build/$s" --n 2^20,2^24,2^28,2^30,2^31 --dtype all \
+      NCCL_NVLS_ENABLE=0 bash scripts/nccl_launch.sh "$gpu_count" "$build/step08_nccl_ranks" --n 2^20,2^24,2^28,2^30,2^31 --dtype all \
         --csv "$csv" ${SWEEP_ARGS:---reps 50} >"$logs/sweep_${s}_nccl_processes.txt" 2>&1 ||
         { echo "$s (one process per GPU) failed"; status=1; }
     fi

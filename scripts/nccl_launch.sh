@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One process per GPU for step 08's NCCL mode, on one machine:
-#   scripts/nccl_launch.sh K ./step08_multi_grid [flags...]
-# starts K copies of the program, rank r with CUDA_VISIBLE_DEVICES set to the r-th visible GPU
-# (so each process sees its GPU as device 0) and --rank r --nranks K --id-file PATH, where
-# PATH is a fresh file name: rank 0 writes the NCCL unique id there, the others read it.
+#   scripts/nccl_launch.sh K ./step08_nccl_ranks [flags...]
+# starts K copies of the program (one rank each), rank r with CUDA_VISIBLE_DEVICES set to the
+# r-th visible GPU (so each process sees its GPU as device 0) and --rank r --nranks K
+# --id-file PATH, where PATH is a fresh file name: rank 0 writes the NCCL unique id there, the
+# others read it.
 # Each line of output is prefixed with [rank r]. Waits for all; if one fails, stops the others
 # (the ones this script started, by process id). Exit: the first nonzero code (1, 2, ...),
 # 77 if every rank skipped (no GPU), else 0. NCCL_LAUNCH_TIMEOUT (seconds, default 600)

@@ -2,6 +2,7 @@
 # What one ncclAllReduce of one float costs on K GPUs, and where the time goes, for K = 2 up
 # to every GPU of the machine (or KMAX):
 #   scripts/nccl_probe.sh STEP08_BINARY [OUT_DIR] [KMAX]
+# (STEP08_BINARY: step08_multi_grid; step08_nccl_ranks is taken from the same folder)
 # On two H200s chapter 08's cost table has it at a few microseconds above the empty fork/join;
 # issue 15 reports 128 us on four H200s (that run's log is not committed). This separates the
 # candidates. For each K it runs
@@ -10,7 +11,7 @@
 #     - the same, on each GPU's own clock (lined up by an all-reduce, as nccl_mp times itself)
 #     - one thread per GPU, no group, on each GPU's own clock
 #     - the host's time to issue the calls
-#   scripts/nccl_launch.sh K ./step08 --n 2^16 --dtype float  (one process per GPU, nccl_mp)
+#   scripts/nccl_launch.sh K ./step08_nccl_ranks --n 2^16 --dtype float  (one process per GPU, nccl_mp)
 #     - each rank's own clock, the same way; the host's time per call
 #   ./step08 --gpus K --n K x 2^30 --dtype int                 (every variant, 2^30 per GPU)
 #     - whether the nccl variant falls behind peer_atomic/peer_barrier and the read floor at
@@ -29,6 +30,7 @@ if [ $# -lt 1 ] || [ ! -x "$1" ]; then
   exit 2
 fi
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+ranks=$(dirname "$bin")/step08_nccl_ranks  # one process per GPU
 out=${2:-nccl_probe}
 here=$(cd "$(dirname "$0")" && pwd)
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -38,6 +40,7 @@ if [ "$gpus" -lt 2 ] || [ "$kmax" -lt 2 ]; then
   exit 77
 fi
 [ "$kmax" -le "$gpus" ] || { echo "$0: KMAX $kmax > $gpus GPUs" >&2; exit 2; }
+[ -x "$ranks" ] || { echo "$0: $ranks not found (build the step08_nccl_ranks target)" >&2; exit 2; }
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 export NCCL_NVLS_ENABLE=0
 args=(--n 2^16 --dtype float --reps "${REPS:-50}")
@@ -50,7 +53,7 @@ for ((K = 2; K <= kmax; K++)); do
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL_DEBUG_FILE="$out/nccl_debug_K${K}_thread.%h.%p.txt" \
     timeout "${STEP_TIMEOUT:-300}" "$bin" --gpus "$K" --variant nccl "${args[@]}" >"$out/probe_K$K.txt" 2>&1 || status=1
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL_DEBUG_FILE="$out/nccl_debug_K${K}_processes.%h.%p.txt" \
-    timeout "${STEP_TIMEOUT:-300}" bash "$here/nccl_launch.sh" "$K" "$bin" "${args[@]}" \
+    timeout "${STEP_TIMEOUT:-300}" bash "$here/nccl_launch.sh" "$K" "$ranks" "${args[@]}" \
     >"$out/probe_K${K}_processes.txt" 2>&1 || status=1
   timeout "${STEP_TIMEOUT:-300}" "$bin" --gpus "$K" --n "$((K << 30))" --dtype int --reps "${REPS_LARGE:-10}" \
     >"$out/probe_K${K}_large.txt" 2>&1 || status=1

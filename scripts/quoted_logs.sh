@@ -111,6 +111,7 @@ show "$build/step08_multi_grid" --check --variant peer_barrier --dtype float --n
 grep -q '(exit 0)' "$f" || status=1
 grep -oE -- '-> [0-9]+ distinct' "$f" | sed 's/^/step08 peer_barrier, 1000 launches: /'
 
-# The all-reduce probe on every GPU of this machine.
+# The all-reduce probe on every GPU of this machine (one process per GPU: step08_nccl_ranks,
+# which nccl_probe.sh takes from the same build folder).
 bash scripts/nccl_probe.sh "$build/step08_multi_grid" "plots/data/logs_${slug}x$gpu_count/nccl_probe" || status=1
 exit $status

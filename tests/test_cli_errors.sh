@@ -11,7 +11,8 @@ extras_of() {
     step06_filter) echo "--batch --pass-rate" ;;
     step06_*) echo "--batch --cols" ;;
     step07_cooperative_grid) echo "--batch --blocks" ;;
-    step08_*) echo "--gpus --rank --nranks --id-file --barrier-reps" ;;
+    step08_nccl_ranks) echo "--rank --nranks --id-file" ;;
+    step08_*) echo "--gpus --barrier-reps" ;;
     *) echo "--batch" ;;
   esac
 }
@@ -46,7 +47,11 @@ for step in "$@"; do
   done
   grep -qw -- --batch <<<"$(extras_of "$step")" && expect 2 'error: --batch: expected a whole number' -- "$bin" --batch 0
   # No GPU visible: exactly one line, exit 77 (also on a GPU machine, which hides its GPUs here).
-  out=$(CUDA_VISIBLE_DEVICES= "$bin" --n 1024 2>&1); rc=$?
+  # step08_nccl_ranks is one rank of K processes: without --rank it stops at the flags (exit 2),
+  # so it runs here as the only rank (the id file is never written: no GPU, no NCCL call).
+  rank_args=()
+  [ "$step" = step08_nccl_ranks ] && rank_args=(--rank 0 --nranks 1 --id-file "${TMPDIR:-/tmp}/no_gpu_nccl_id.$$")
+  out=$(CUDA_VISIBLE_DEVICES= "$bin" --n 1024 "${rank_args[@]}" 2>&1); rc=$?
   if [ "$rc" != 77 ] || [ "$(wc -l <<<"$out")" != 1 ] || ! grep -q "no usable CUDA GPU" <<<"$out"; then
     echo "FAIL: $step without a GPU -> exit $rc, output: $out"
     fail=1

@@ -1,0 +1,184 @@
+// One process per GPU with NCCL (step08_nccl_ranks): the unique id handed from rank 0 to the
+// others through a file, this rank's GPU buffers and communicator, its timing on its own
+// clock, and the check and row of one case. Every rank runs the same calls in the same order.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "multi_gpu.cuh"
+#include "nccl_check.cuh"
+
+#if HAVE_NCCL
+namespace harness {
+
+// Rank 0 writes ncclGetUniqueId's bytes to --id-file (to PATH.tmp, then rename: the others
+// never read half a file); the others wait for the file (120 s at most).
+inline ncclUniqueId exchange_id(const Options& opt) {
+  ncclUniqueId id{};
+  if (opt.rank == 0) {
+    struct stat sb;
+    if (stat(opt.id_file.c_str(), &sb) == 0)
+      throw UsageError("--id-file: " + opt.id_file + " already exists (an old run's?); give a fresh path");
+    NCCL_CHECK(ncclGetUniqueId(&id));
+    const std::string tmp = opt.id_file + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f || std::fwrite(&id, sizeof id, 1, f) != 1 || std::fclose(f) != 0)
+      throw UsageError("--id-file: cannot write " + tmp);
+    if (std::rename(tmp.c_str(), opt.id_file.c_str()) != 0)
+      throw UsageError("--id-file: cannot rename " + tmp + " to " + opt.id_file);
+    return id;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  while (true) {
+    if (FILE* f = std::fopen(opt.id_file.c_str(), "rb")) {
+      const size_t got = std::fread(&id, sizeof id, 1, f);
+      std::fclose(f);
+      if (got == 1) return id;
+    }
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(120))
+      throw std::runtime_error("--id-file: " + opt.id_file + " did not appear within 120 s (is rank 0 running?)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// This rank: its GPU (--device, device 0 under nccl_launch.sh), communicator, stream and
+// buffers. small: 512 bytes of device memory for results and the all-reduces of timing and
+// checking (the byte ranges each user takes are named where it is used).
+class Rank {
+ public:
+  Rank(const Options& opt, size_t max_shard) : opt_(opt), dev(device_info(opt.device)) {
+    const ncclUniqueId id = exchange_id(opt);
+    NCCL_CHECK(ncclCommInitRank(&comm, opt.nranks, id, opt.rank));
+    std::printf("rank %d of %d on %s (device %d), NCCL %d\n", opt.rank, opt.nranks, dev.name.c_str(), opt.device,
+                NCCL_VERSION_CODE);
+    flush_count = size_t(std::max(dev.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
+    CUDA_CHECK(cudaMalloc(&in, input_buffer_bytes(max_shard)));
+    CUDA_CHECK(cudaMalloc(&scratch, size_t(1) << 20));
+    CUDA_CHECK(cudaMalloc(&small, 512));
+    CUDA_CHECK(cudaMemset(small, 0, 512));
+    CUDA_CHECK(cudaMalloc(&flush, flush_count * sizeof(int4) + sizeof(int)));
+    CUDA_CHECK(cudaMemset(flush, 0, flush_count * sizeof(int4) + sizeof(int)));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
+  // The orderly end (not a destructor: it must not run while an error unwinds, where the
+  // other ranks may not get here).
+  void finish() {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    NCCL_CHECK(ncclCommDestroy(comm));
+    cudaStreamDestroy(stream);
+    cudaFree(in);
+    cudaFree(scratch);
+    cudaFree(small);
+    cudaFree(flush);
+    if (opt_.rank == 0) std::remove(opt_.id_file.c_str());
+  }
+
+  // How each rank times its own stream with events: per rep the L2 flush, an all-reduce of
+  // one value that lines the ranks up, the host lead, then start, `launch`, stop. Every rank
+  // gets its own Timing and the largest median over the ranks (an all-reduce with ncclMax):
+  // the row's. Uses small's bytes 160..163 and 192..199.
+  struct Times {
+    Timing mine;
+    double slowest_median_ms = 0;
+  };
+  Times time(const std::function<void()>& launch) {
+    for (int w = 0; w < opt_.warmup; ++w) launch();
+    float* align = static_cast<float*>(small) + 40;
+    const std::vector<double> ms = event_pair_times(opt_.reps, stream, launch, [&] {
+      flush_l2_kernel<<<dev.sms * 4, 512, 0, stream>>>(flush, flush_count, reinterpret_cast<int*>(flush + flush_count));
+      CUDA_CHECK_LAUNCH();
+      NCCL_CHECK(ncclAllReduce(align, align, 1, ncclFloat32, ncclSum, comm, stream));
+      wait_ns_kernel<<<1, 1, 0, stream>>>(kHostLeadNs);
+      CUDA_CHECK_LAUNCH();
+    });
+    Times rt;
+    rt.mine = summarize(ms, 1);
+    double* worst = static_cast<double*>(small) + 24;
+    CUDA_CHECK(cudaMemcpyAsync(worst, &rt.mine.median_ms, sizeof(double), cudaMemcpyHostToDevice, stream));
+    NCCL_CHECK(ncclAllReduce(worst, worst, 1, ncclFloat64, ncclMax, comm, stream));
+    CUDA_CHECK(cudaMemcpyAsync(&rt.slowest_median_ms, worst, sizeof(double), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return rt;
+  }
+
+  // The cost of one ncclAllReduce of one float in this mode, timed as the rows are: to set
+  // against the one-process figures (step08_multi_grid's cost lines). Uses small's bytes 224..231.
+  void allreduce_cost() {
+    float* one = static_cast<float*>(small) + 56;
+    std::vector<double> call_us;
+    const Times rt = time([&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      NCCL_CHECK(ncclAllReduce(one, one + 1, 1, ncclFloat32, ncclSum, comm, stream));
+      call_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    });
+    std::printf("rank %d: ncclAllReduce of 1 float on this rank's clock: median %.2f us (spread %.2f-%.2f); host: %.1f us "
+                "per call (median)\n", opt_.rank, rt.mine.median_ms * 1e3, rt.mine.min_ms * 1e3, rt.mine.max_ms * 1e3,
+                median_of(call_us));
+    if (opt_.rank == 0)
+      std::printf("costs on %d ranks (one process per GPU): ncclAllReduce of 1 float, each rank's own clock (lined up by "
+                  "an all-reduce, median of %d), the slowest rank's: %.2f us\n", opt_.nranks, opt_.reps,
+                  rt.slowest_median_ms * 1e3);
+  }
+
+  // One case: `launch` leaves the total in out[0] (small's first bytes) on every rank. Checks
+  // this rank's total and that all ranks hold the same bits ((min, max) over the ranks, in
+  // small's bytes 128..135); then, unless --check, times it; rank 0 writes the row (under
+  // `step`, time = the slowest rank's median). Returns whether the check passed.
+  template <typename T>
+  bool check_and_time(const char* step, const char* variant, const char* dtype, size_t n, size_t offset,
+                      const std::function<void()>& launch) {
+    T* out = static_cast<T*>(small);
+    const Reference ref = reference_sum<T>(opt_.seed, n);
+    CUDA_CHECK(cudaMemsetAsync(out, 0xFF, sizeof(T), stream));
+    launch();
+    unsigned* bits = reinterpret_cast<unsigned*>(out) + 32;
+    CUDA_CHECK(cudaMemcpyAsync(bits, out, 4, cudaMemcpyDeviceToDevice, stream));
+    CUDA_CHECK(cudaMemcpyAsync(bits + 1, out, 4, cudaMemcpyDeviceToDevice, stream));
+    NCCL_CHECK(ncclAllReduce(bits, bits, 1, ncclUint32, ncclMin, comm, stream));
+    NCCL_CHECK(ncclAllReduce(bits + 1, bits + 1, 1, ncclUint32, ncclMax, comm, stream));
+    T got{};
+    unsigned minmax[2] = {0, 0};
+    CUDA_CHECK(cudaMemcpyAsync(&got, out, sizeof(T), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(minmax, bits, 8, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const Verdict v = verify_result(got, ref, n);
+    const bool same = minmax[0] == minmax[1];
+    const bool ok = v.ok && same;
+    const std::string check = check_text(v) + (same ? ", bitwise equal on all ranks" : ", NOT bitwise equal across ranks");
+    const int R = opt_.rank, K = opt_.nranks;
+    if (opt_.check_only) {
+      std::printf("%-5s %11zu %3zu  %-16s %s  [gpus=%d rank=%d]\n", dtype, n, offset, variant, check.c_str(), K, R);
+      return ok;
+    }
+    const Times rt = time(launch);
+    std::printf("rank %d: %-5s %11zu %3zu  %s  this rank's median %.4f ms (min %.4f)\n", R, dtype, n, offset, variant,
+                rt.mine.median_ms, rt.mine.min_ms);
+    if (R == 0)
+      multi_report(opt_, dev, K, step, variant, dtype, n, offset, Timing{rt.slowest_median_ms, 0}, 0, 0,
+                   check + " (ms: slowest rank's median; no CUB or floor in this mode)", ok);
+    return ok;
+  }
+
+ private:
+  const Options& opt_;
+
+ public:
+  DeviceInfo dev;
+  ncclComm_t comm{};
+  cudaStream_t stream{};
+  void* in = nullptr;       // this rank's shard, with guards
+  void* scratch = nullptr;  // block partials (1 MiB)
+  void* small = nullptr;    // 512 bytes: out[0] the total, out[16] this rank's sum, the rest as named above
+  int4* flush = nullptr;
+  size_t flush_count = 0;
+};
+
+}  // namespace harness
+#endif
