@@ -305,9 +305,9 @@ inline std::string usage_text(unsigned reads = kBatch) {
   if (reads & kProblem) text += "  --problem P           which problem: one of those listed above, or all (default all)\n";
   if (reads & kCols)
     text +=
-        "  --cols C[,C...]       segmented: row lengths; rows = max(1, n / C), so n becomes rows x C\n"
+        "  --cols C[,C...]       row lengths; rows = max(1, n / C), so n becomes rows x C\n"
         "                        (default 1,4,16,32,256,4096,2^16)\n";
-  if (reads & kPassRate) text += "  --pass-rate P[,P...]  filter: percent of the elements kept (default 0,1,50,100)\n";
+  if (reads & kPassRate) text += "  --pass-rate P[,P...]  percent of the elements kept (default 0,1,50,100)\n";
   if (reads & kBlocks)
     text +=
         "  --blocks N            grid size of the cooperative variants (default: co-resident, capped by n);\n"
