@@ -55,6 +55,19 @@ unsigned resident_blocks(Kernel kernel, int threads_per_block, size_t dynamic_sm
   return unsigned(sms) * unsigned(per_sm);
 }
 
+// Enough blocks to cover n once (each takes `per_block` elements per iteration), never more
+// than fit on the GPU at once (`resident`), at least one.
+inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
+  return unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
+}
+
+// --blocks N (step 07): the grid its cooperative variants must use; 0: automatic. run_step
+// sets it from the flags, since launchers get no options (forced_grid.cuh reads it).
+inline unsigned& forced_blocks() {
+  static unsigned blocks = 0;
+  return blocks;
+}
+
 // resident_blocks, asked once per kernel, block size and device. For launchers that take the
 // kernel as an argument: a function-local `static` there would be one per function TYPE, so
 // every kernel of one signature would get the occupancy of the first one launched.
@@ -681,8 +694,10 @@ inline int verdict_code(const char* step, bool ok) {
 
 // The whole program behind every step's main(). Exit codes: see usage_text().
 // `reads`: the program's flags beyond the core ones (cli.hpp's ExtraFlags).
+// `needs_cooperative`: a GPU without cooperative launch gets one line and exit 77
+// (cooperative_unsupported), checked after the flags, so that a bad flag is still exit 2.
 inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants,
-                    unsigned reads = kBatch) {
+                    unsigned reads = kBatch, bool needs_cooperative = false) {
   Options opt;
   std::vector<const Variant*> chosen;
   try {
@@ -704,7 +719,9 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     std::printf("%s", usage_text(reads).c_str());
     return 0;
   }
+  forced_blocks() = unsigned(opt.blocks);
   return exit_code_of(step, [&] {
+    if (needs_cooperative && cooperative_unsupported(opt.device, step)) return 77;
     if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());

@@ -1,9 +1,10 @@
 // The normalization case study (step 07's second program): scale an array to [-1, 1] by its
 // largest magnitude, out[i] = x[i] / max_j |x_j|, into a float array, for both dtypes.
 // Everything a normalize program needs besides its kernels: the operator (max|x| key and the
-// division, the same code on host and GPU), the input with guard values, a poisoned output
-// with a guard slot on each side, exact per-element verification, CUB's baseline, and the
-// runner behind run_problems (shape column "normalize"). The floor is the harness's, as a copy.
+// division, the same code on host and GPU), the elementwise pieces (key4, scale4, the aligned
+// split, thread_scale), the input with guard values, a poisoned output with a guard slot on
+// each side, exact per-element verification, CUB's baseline, and the runner behind
+// run_problems (shape column "normalize"). The floor is the harness's, as a copy.
 //
 // Bytes counted for GB/s: n x 4 read + n x 4 written, whatever a variant really moves (a
 // two-pass design reads the input twice; the second read may come from L2 at small n). The
@@ -16,6 +17,7 @@
 #include <cub/device/device_reduce.cuh>
 
 #include "problem.cuh"
+#include "vector_reads.cuh"
 
 namespace harness {
 
@@ -142,51 +144,69 @@ Verdict verify_normalized(const std::vector<uint32_t>& got, uint64_t seed, size_
   return v;
 }
 
-// ---- the harness's kernel: CUB's second pass ----------------------------------------------
-// out[i] = normalized(in[i], *key), elementwise. 16-byte loads and stores where input and
-// output are aligned alike (scalar ends), four vectors in flight per thread; scalar
-// everywhere otherwise.
-constexpr int kMapThreads = 1024;
+// ---- the elementwise pieces (step 07's kernels and CUB's second pass below) ----------------
+template <typename V>
+__device__ unsigned key4(V v) {  // max |x| of four, as a key
+  return max(max(abs_key(v.x), abs_key(v.y)), max(abs_key(v.z), abs_key(v.w)));
+}
+template <typename V>
+__device__ float4 scale4(V v, unsigned m) {  // four outputs
+  return make_float4(normalized(v.x, m), normalized(v.y, m), normalized(v.z, m), normalized(v.w, m));
+}
 
-template <typename T> struct MapVec;
-template <> struct MapVec<unsigned> { using type = uint4; };
-template <> struct MapVec<float> { using type = float4; };
+// Where the 16-byte body lies: elements [0, head) and [tail_begin, n) are scalar, the
+// `vectors` in between are 16-byte loads (and stores). Input and output must be aligned
+// alike for one body to serve both; if they are not, everything is "tail" (scalar).
+struct Split {
+  size_t head, vectors, tail_begin;
+};
+__host__ __device__ inline Split split_for(const void* in, const void* out, size_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(in) % 16;
+  if (a != reinterpret_cast<uintptr_t>(out) % 16) return {0, 0, 0};
+  size_t head = (16 - a) % 16 / 4;
+  head = head < n ? head : n;
+  const size_t vectors = (n - head) / 4;
+  return {head, vectors, head + vectors * 4};
+}
+
+// out = normalized(in, m) over this thread's share, for `stride` threads numbered from 0;
+// Batch vectors in flight per thread.
+template <int Batch, typename T>
+__device__ void thread_scale(const T* __restrict__ in, size_t n, Split s, unsigned m, float* __restrict__ out,
+                             size_t thread, size_t stride) {
+  using V = typename vector_reads::Vec4<T>::type;
+  const V* body = reinterpret_cast<const V*>(in + s.head);
+  float4* out_body = reinterpret_cast<float4*>(out + s.head);
+  size_t i = thread;
+  for (; i + (Batch - 1) * stride < s.vectors; i += Batch * stride) {
+    V v[Batch];
+#pragma unroll
+    for (int b = 0; b < Batch; ++b) v[b] = body[i + b * stride];
+#pragma unroll
+    for (int b = 0; b < Batch; ++b) out_body[i + b * stride] = scale4(v[b], m);
+  }
+  for (; i < s.vectors; i += stride) out_body[i] = scale4(body[i], m);
+  for (size_t j = thread; j < s.head; j += stride) out[j] = normalized(in[j], m);
+  for (size_t j = s.tail_begin + thread; j < n; j += stride) out[j] = normalized(in[j], m);
+}
+
+// The harness's kernel, CUB's second pass: out[i] = normalized(in[i], *key), elementwise, four
+// vectors in flight per thread (16-byte where input and output are aligned alike).
+constexpr int kMapThreads = 1024;
 
 template <typename T>
 __global__ void __launch_bounds__(kMapThreads) normalize_map_kernel(const T* __restrict__ in, size_t n, const unsigned* key_ptr,
                                                                   float* __restrict__ out) {
-  using V = typename MapVec<T>::type;
   const unsigned key = *key_ptr;  // written by the previous kernel: a plain load
-  const uintptr_t a = reinterpret_cast<uintptr_t>(in) % 16;
-  const bool alike = a == reinterpret_cast<uintptr_t>(out) % 16;
-  size_t head = alike ? (16 - a) % 16 / 4 : n;  // all scalar when not aligned alike
-  head = head < n ? head : n;
-  const size_t vectors = (n - head) / 4, tail_begin = head + vectors * 4;
-  const V* body = reinterpret_cast<const V*>(in + head);
-  float4* out_body = reinterpret_cast<float4*>(out + head);
-  const size_t thread = blockIdx.x * size_t(blockDim.x) + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
-  auto map4 = [key](V v) {
-    return make_float4(normalized(v.x, key), normalized(v.y, key), normalized(v.z, key), normalized(v.w, key));
-  };
-  size_t i = thread;
-  for (; i + 3 * stride < vectors; i += 4 * stride) {
-    V v[4];
-#pragma unroll
-    for (int b = 0; b < 4; ++b) v[b] = body[i + b * stride];
-#pragma unroll
-    for (int b = 0; b < 4; ++b) out_body[i + b * stride] = map4(v[b]);
-  }
-  for (; i < vectors; i += stride) out_body[i] = map4(body[i]);
-  for (size_t j = thread; j < head; j += stride) out[j] = normalized(in[j], key);
-  for (size_t j = tail_begin + thread; j < n; j += stride) out[j] = normalized(in[j], key);
+  thread_scale<4>(in, n, split_for(in, out, n), key, out, blockIdx.x * size_t(blockDim.x) + threadIdx.x,
+                  size_t(gridDim.x) * blockDim.x);
 }
 
 template <typename T>
 void launch_normalize_map(const T* in, size_t n, const unsigned* key, float* out, cudaStream_t s) {
   static const unsigned resident = resident_blocks(normalize_map_kernel<T>, kMapThreads);
   const size_t per_block = size_t(kMapThreads) * 16;  // elements a block moves per iteration
-  const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
-  normalize_map_kernel<T><<<blocks, kMapThreads, 0, s>>>(in, n, key, out);
+  normalize_map_kernel<T><<<grid_for(n, per_block, resident), kMapThreads, 0, s>>>(in, n, key, out);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -26,9 +26,10 @@ struct Problem {
 
 // The whole program behind a step with several problem shapes. Exit codes: see usage_text().
 // `reads`: the program's flags beyond the core ones (cli.hpp's ExtraFlags); --problem is
-// among them only where there is more than one problem to choose from.
+// among them only where there is more than one problem to choose from. `needs_cooperative`:
+// as run_step's (exit 77 without cooperative launch, after the flags are parsed).
 inline int run_problems(int argc, char** argv, const char* step, const std::vector<Problem>& problems,
-                        unsigned reads) {
+                        unsigned reads, bool needs_cooperative = false) {
   Options opt;
   try {
     opt = parse_args(argc, argv, reads);
@@ -59,6 +60,7 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     return 0;
   }
   return exit_code_of(step, [&] {
+    if (needs_cooperative && cooperative_unsupported(opt.device, step)) return 77;
     if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
     print_header(opt, dev, step);

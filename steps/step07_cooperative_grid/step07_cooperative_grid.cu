@@ -9,15 +9,19 @@
 //   grid_sync     cg::this_grid().sync(): a barrier across the whole grid. It only works
 //                 when every block is resident at once, so the kernel must be launched as
 //                 a cooperative kernel (the runtime then refuses a grid that cannot fit).
+//   grid_sync_voidpp  the same kernel, launched with cudaLaunchCooperativeKernel (void** args).
 //   last_block    no barrier: each block bumps a counter after writing its partial; the
 //                 block that arrives last knows that all partials are written and combines
 //                 them. Any launch, any grid size.
+//   last_block_fence  the classic form of last_block: __threadfence() + atomicInc.
 //   naive_rounds  a design often seen in blog posts: one grid.sync per round of a tree over
 //                 the partials. Correct, but the later rounds leave the grid idle.
-//   one_block     small n: one block reads everything; nothing to combine.
+//   one_block     small n: one block (32 to 1024 threads, by n) reads everything; nothing to
+//                 combine.
 //   packed_slots  each block stores its partial with the launch number in one 64-bit word;
 //                 block 0 waits for the words (cooperative launch: it spins on the others).
 //   auto          one_block below kOneBlockMaxN (48 Ki) elements, packed_slots above.
+//   sync_no_coop  the pitfall, by name only: grid_sync's kernel launched with <<<>>>.
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 #include <cuda/atomic>
@@ -27,94 +31,35 @@
 #include <string>
 #include <type_traits>
 
+#include "forced_grid.cuh"
 #include "harness.cuh"
 #include "packed_slots.cuh"
+#include "vector_reads.cuh"
 
 namespace cg = cooperative_groups;
+using harness::check_cooperative;
+using harness::cooperative_blocks;  // --blocks N, or what n needs (forced_grid.cuh)
+using harness::grid_for;
 
 constexpr int kThreads = 1024;  // step 05's block: 1024 threads, 4 vectors in flight each
-constexpr int kBatch = 4;
-constexpr size_t kPerBlock = size_t(kThreads) * kBatch * 4;  // elements a block reads per iteration
+constexpr int kVectorsInFlight = 4;
+constexpr size_t kPerBlock = size_t(kThreads) * kVectorsInFlight * 4;  // elements a block reads per iteration
 constexpr int kNaiveThreads = 256;  // naive_rounds: the blog's 256-thread blocks, scalar loads
 
-// --blocks N forces the grid size of the cooperative variants (0: automatic). main() reads
-// it before handing over to the harness, which passes launchers no options.
-static unsigned g_forced_blocks = 0;
-
-template <typename T> struct Vec4;
-template <> struct Vec4<unsigned> { using type = uint4; };
-template <> struct Vec4<float> { using type = float4; };
-
-// Step 05's block sum, except the second stage for float; thread 0 gets the block's sum. It
-// uses shared memory, so two calls in one kernel must be separated by a barrier
-// (__syncthreads or grid.sync, which has one).
-// Why float differs: cg::reduce over 32 unsigned values is one REDUX instruction (sm_80+);
-// over floats it is 5 rounds of shuffle + add, twice per block (warps, then the warp sums),
-// a chain of dependent steps at the end of every kernel here. Thread 0 adding the (at most)
-// 32 warp sums itself, read as 8 float4 and added as a fixed tree, replaces the second chain
-// of 5 rounds. Whether that is faster is not resolved: the H100 probe timed both forms with
-// one event pair per launch, and their difference was within that noise (chapter 07,
-// docs/logs/step07_probe_h100.txt). For unsigned the REDUX stays.
-template <typename T>
-__device__ T block_sum(T value) {
-  __shared__ __align__(16) T warp_sums[32];
-  auto warp = cg::tiled_partition<32>(cg::this_thread_block());
-  const unsigned warp_id = threadIdx.x / 32, warps = blockDim.x / 32;
-  value = cg::reduce(warp, value, cg::plus<T>());
-  if (warp.thread_rank() == 0) warp_sums[warp_id] = value;
-  if constexpr (std::is_same_v<T, float>) {
-    if (threadIdx.x < 32 && threadIdx.x >= warps) warp_sums[threadIdx.x] = 0.0f;  // a small block's empty slots
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      const float4* quads = reinterpret_cast<const float4*>(warp_sums);
-      float q[8];
-#pragma unroll
-      for (unsigned k = 0; k < 8; ++k) {
-        const float4 v = k * 4 < warps ? quads[k] : make_float4(0, 0, 0, 0);
-        q[k] = (v.x + v.y) + (v.z + v.w);
-      }
-      value = ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
-    }
-  } else {
-    __syncthreads();
-    if (warp_id == 0)
-      value = cg::reduce(warp, warp.thread_rank() < warps ? warp_sums[warp.thread_rank()] : T(0), cg::plus<T>());
-  }
-  return value;
-}
-
-template <typename T>
-__host__ __device__ size_t head_count(const T* in, size_t n) {
-  const size_t misaligned = (reinterpret_cast<uintptr_t>(in) % 16) / sizeof(T);
-  const size_t head = misaligned ? 4 - misaligned : 0;
-  return head < n ? head : n;
-}
-
-// Step 05's loop as a function: this thread's share of the array, for `stride` threads
-// numbered from 0 (the whole grid, or one block). Scalar head and tail, 16-byte body.
+// This thread's share, 16-byte loads (vector_reads.cuh: step 05's loop as a function).
 template <typename T>
 __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_t stride) {
-  using V = typename Vec4<T>::type;
-  const size_t head = head_count(in, n);
-  const size_t vectors = (n - head) / 4;
-  const V* body = reinterpret_cast<const V*>(in + head);
-  const size_t tail_begin = head + vectors * 4;
-  T sum = 0;
-  size_t i = thread;
-  for (; i + (kBatch - 1) * stride < vectors; i += kBatch * stride) {
-    V v[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) v[b] = body[i + b * stride];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);
-  }
-  for (; i < vectors; i += stride) {
-    V v = body[i];
-    sum += (v.x + v.y) + (v.z + v.w);
-  }
-  if (thread < head) sum += in[thread];
-  if (thread < n - tail_begin) sum += in[tail_begin + thread];
-  return sum;
+  return vector_reads::thread_sum<kVectorsInFlight>(in, n, thread, stride);
+}
+
+// The block's sum in thread 0 (vector_reads.cuh): step 05's two stages for unsigned (cg::reduce
+// is one REDUX instruction there); for float, thread 0 adds the warp sums as 8 float4 instead
+// of a second chain of shuffles (block_sum_quads says why). Uses shared memory: two calls in
+// one kernel must be separated by a barrier (__syncthreads or grid.sync, which has one).
+template <typename T>
+__device__ T block_sum(T value) {
+  if constexpr (std::is_same_v<T, float>) return vector_reads::block_sum_quads(value);
+  else return vector_reads::block_sum(value);
 }
 
 // One block adds `count` partials in a fixed order (thread t takes t, t+1024, ... then the
@@ -126,32 +71,6 @@ __device__ void combine_partials(const T* partials, unsigned count, T* out) {
   for (unsigned i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
   sum = block_sum(sum);
   if (threadIdx.x == 0) *out = sum;  // the whole result: nothing to zero beforehand
-}
-
-// ---- sizing -------------------------------------------------------------------------------
-// Enough blocks to cover n once (each takes `per_block` elements per iteration), never more
-// than fit on the GPU at once, at least one.
-inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
-  return unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
-}
-
-// The grid of a cooperative variant: --blocks N when given (even past the limit: the launch
-// then fails, see check_cooperative), else what n needs, capped at co-residency.
-inline unsigned cooperative_blocks(size_t n, size_t per_block, unsigned resident) {
-  return g_forced_blocks ? g_forced_blocks : grid_for(n, per_block, resident);
-}
-
-// A cooperative launch of more blocks than can be resident at once is refused with
-// cudaErrorCooperativeLaunchTooLarge (nothing runs). With --blocks that is the user's
-// doing: a usage error, one line, exit 2. Otherwise it is a bug: CudaError, exit 1.
-inline void check_cooperative(cudaError_t err, unsigned blocks, unsigned resident, const char* variant,
-                              const char* call, int line) {
-  if (err == cudaErrorCooperativeLaunchTooLarge && g_forced_blocks) {
-    (void)cudaGetLastError();  // a launch error is not sticky: clear it
-    throw harness::UsageError("--blocks: " + std::to_string(blocks) + " blocks cannot be co-resident on this GPU (at most " +
-                              std::to_string(resident) + " for " + variant + "); cudaErrorCooperativeLaunchTooLarge");
-  }
-  harness::check_cuda(err, call, __FILE__, line);
 }
 
 // ---- grid_sync: partials, one grid.sync(), one block combines ----------------------------
@@ -188,7 +107,7 @@ void grid_sync_typed(const T* in, size_t n, T* out, const harness::Launch& ctx) 
   config.attrs = attr;
   config.numAttrs = 1;
   check_cooperative(cudaLaunchKernelEx(&config, reduce_grid_sync<T>, in, n, partials, out), blocks, resident,
-                    "grid_sync", "cudaLaunchKernelEx", __LINE__);
+                    "grid_sync", "cudaLaunchKernelEx", __FILE__, __LINE__);
 }
 // [/docs:launch-typed]
 
@@ -203,7 +122,7 @@ void grid_sync_voidpp(const T* in, size_t n, T* out, const harness::Launch& ctx)
   T* partials = ctx.scratch_as<T>(blocks);
   void* args[] = {&in, &n, &partials, &out};  // must match (const T*, size_t, T*, T*) exactly
   check_cooperative(cudaLaunchCooperativeKernel(reduce_grid_sync<T>, dim3(blocks), dim3(kThreads), args, 0, ctx.stream),
-                    blocks, resident, "grid_sync_voidpp", "cudaLaunchCooperativeKernel", __LINE__);
+                    blocks, resident, "grid_sync_voidpp", "cudaLaunchCooperativeKernel", __FILE__, __LINE__);
 }
 // [/docs:launch-voidpp]
 
@@ -263,7 +182,7 @@ void naive_rounds(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   const unsigned blocks = cooperative_blocks(n, kNaiveThreads, resident);
   T* workspace = ctx.scratch_as<T>(2 * size_t(blocks));
   check_cooperative(harness::launch_cooperative(reduce_rounds<T>, blocks, kNaiveThreads, 0, ctx.stream, in, n, workspace, out),
-                    blocks, resident, "naive_rounds", "cudaLaunchKernelEx", __LINE__);
+                    blocks, resident, "naive_rounds", "cudaLaunchKernelEx", __FILE__, __LINE__);
 }
 
 // ---- last_block: a counter instead of a barrier ----------------------------------------
@@ -360,7 +279,7 @@ void packed_slots_reduce(const T* in, size_t n, T* out, const harness::Launch& c
   const unsigned blocks = cooperative_blocks(n, kPerBlock, resident);
   const packed_slots::Board board = packed_slots::next_board(resident, ctx.stream);
   check_cooperative(harness::launch_cooperative(reduce_packed_slots<T>, blocks, kThreads, 0, ctx.stream, in, n, board, out),
-                    blocks, resident, "packed_slots", "cudaLaunchKernelEx", __LINE__);
+                    blocks, resident, "packed_slots", "cudaLaunchKernelEx", __FILE__, __LINE__);
 }
 
 // ---- one_block and auto: small n ---------------------------------------------------------
@@ -399,24 +318,13 @@ void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   else packed_slots_reduce(in, n, out, ctx);
 }
 
-
 // ---- main ---------------------------------------------------------------------------------
-// A GPU without cooperative launch gets one line and exit 77 (harness::cooperative_unsupported).
+// A GPU without cooperative launch gets one line and exit 77 (run_step's needs_cooperative);
+// --blocks forces the cooperative grids.
 int main(int argc, char** argv) {
   using harness::Launch;
-  const char* step = "step07_cooperative_grid";
-  const unsigned kFlags = harness::kBatch | harness::kBlocks;  // --blocks forces the cooperative grids
-  harness::Options opt;
-  try {
-    opt = harness::parse_args(argc, argv, kFlags);
-  } catch (const harness::UsageError&) {
-    // run_step parses again and reports it
-  }
-  g_forced_blocks = unsigned(opt.blocks);
-  if (!opt.help && harness::cooperative_unsupported(opt.device, step)) return 77;
-
-  std::vector<harness::Variant> variants = {
-      {"one_block", "one block of 1024 threads reads everything (16-byte loads), writes *out: no memset",
+  return harness::run_step(argc, argv, "step07_cooperative_grid", {
+      {"one_block", "one block of 32-1024 threads (by n) reads everything (16-byte loads), writes *out: no memset",
        [](auto in, size_t n, auto out, const Launch& ctx) { one_block(in, n, out, ctx); }},
       {"naive_rounds", "cooperative, scalar loads, a grid.sync per round of a tree over the block partials",
        [](auto in, size_t n, auto out, const Launch& ctx) { naive_rounds(in, n, out, ctx); }},
@@ -436,6 +344,5 @@ int main(int argc, char** argv) {
       {"sync_no_coop", "PITFALL, by name only: grid_sync's kernel launched with <<<>>>: grid.sync() traps",
        [](auto in, size_t n, auto out, const Launch& ctx) { grid_sync_without_coop(in, n, out, ctx); },
        /*expect_correct=*/false, /*in_all=*/false},
-  };
-  return harness::run_step(argc, argv, step, variants, kFlags);
+  }, harness::kBatch | harness::kBlocks, /*needs_cooperative=*/true);
 }

@@ -1,6 +1,6 @@
 // Step 07, second program - normalization: out[i] = x[i] / max_j |x_j|, an array in and an
 // array out, the case study for a grid-wide barrier in the middle of a kernel. Phase 1 needs
-// every element (the max); phase 2 needs the max before it can write anything. Three designs:
+// every element (the max); phase 2 needs the max before it can write anything. Four designs:
 //
 //   two_pass   the textbook: memset the max, kernel 1 (max|x|, one atomicMax per block),
 //              kernel 2 (scale). Three operations in the stream; the input is read twice.
@@ -11,13 +11,16 @@
 //              grid.sync (registers first, then shared memory opted in to the per-block
 //              maximum), so the input is read from DRAM once. Only possible while n fits on
 //              chip; above that limit (printed once per dtype) it runs grid_sync's kernel.
+//   stateful_slots  stateful with packed slots (packed_slots.cuh) instead of grid.sync: each
+//              block stores (launch number, max) in one 64-bit word, every block waits for all.
 //
 // What each moves (GB/s counts n read + n written for all, see normalize.cuh): two_pass and
 // grid_sync read 2n and write n (the second read can hit L2 while the input fits there, 50 MiB
-// on an H100); stateful reads n and writes n, like the copy floor. Above the on-chip limit all
-// three read twice, and the best any of them can do is about 1.5x the copy floor's time.
-// The operator (max over keys, the exact division) is normalize.cuh's, shared with the host
-// reference, so every output element is checked bit for bit.
+// on an H100); the two stateful designs read n and write n, like the copy floor. Above the
+// on-chip limit all four read twice, and the best any of them can do is about 1.5x the copy
+// floor's time. The operator (max over keys, the exact division) is normalize.cuh's, shared
+// with the host reference, so every output element is checked bit for bit; normalize.cuh also
+// has the elementwise pieces (key4, scale4, split_for, thread_scale) that CUB's second pass uses.
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 
@@ -30,40 +33,19 @@
 
 namespace cg = cooperative_groups;
 using harness::abs_key;
+using harness::grid_for;
+using harness::key4;
 using harness::normalized;
+using harness::scale4;
+using harness::Split;
+using harness::split_for;
+using harness::thread_scale;
+using vector_reads::Vec4;
 
 constexpr int kThreads = 1024;
-constexpr int kBatch = 4;                                      // vectors in flight per thread
-constexpr size_t kPerBlock = size_t(kThreads) * kBatch * 4;  // elements a block reads per iteration
+constexpr int kVectorsInFlight = 4;
+constexpr size_t kPerBlock = size_t(kThreads) * kVectorsInFlight * 4;  // elements a block reads per iteration
 constexpr int kRegVectors = 4;  // stateful: 16-byte vectors each thread keeps in registers (16 registers)
-
-template <typename T> struct Vec4;
-template <> struct Vec4<unsigned> { using type = uint4; };
-template <> struct Vec4<float> { using type = float4; };
-
-template <typename V>
-__device__ unsigned key4(V v) {
-  return max(max(abs_key(v.x), abs_key(v.y)), max(abs_key(v.z), abs_key(v.w)));
-}
-template <typename V>
-__device__ float4 scale4(V v, unsigned m) {
-  return make_float4(normalized(v.x, m), normalized(v.y, m), normalized(v.z, m), normalized(v.w, m));
-}
-
-// Where the 16-byte body lies: elements [0, head) and [tail_begin, n) are scalar, the
-// `vectors` in between are 16-byte loads (and stores). Input and output must be aligned
-// alike for one body to serve both; if they are not, everything is "tail" (scalar).
-struct Split {
-  size_t head, vectors, tail_begin;
-};
-__host__ __device__ inline Split split_for(const void* in, const void* out, size_t n) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(in) % 16;
-  if (a != reinterpret_cast<uintptr_t>(out) % 16) return {0, 0, 0};
-  size_t head = (16 - a) % 16 / 4;
-  head = head < n ? head : n;
-  const size_t vectors = (n - head) / 4;
-  return {head, vectors, head + vectors * 4};
-}
 
 // The block's max, returned to EVERY thread: each warp reduces the warp maxima itself, so no
 // second barrier and no broadcast slot. cg::reduce with cg::greater on unsigned is one
@@ -86,37 +68,17 @@ __device__ unsigned thread_max(const T* __restrict__ in, size_t n, Split s, size
   const V* body = reinterpret_cast<const V*>(in + s.head);
   unsigned m = 0;
   size_t i = thread;
-  for (; i + (kBatch - 1) * stride < s.vectors; i += kBatch * stride) {
-    V v[kBatch];
+  for (; i + (kVectorsInFlight - 1) * stride < s.vectors; i += kVectorsInFlight * stride) {
+    V v[kVectorsInFlight];
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b) v[b] = body[i + b * stride];
+    for (int b = 0; b < kVectorsInFlight; ++b) v[b] = body[i + b * stride];
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b) m = max(m, key4(v[b]));
+    for (int b = 0; b < kVectorsInFlight; ++b) m = max(m, key4(v[b]));
   }
   for (; i < s.vectors; i += stride) m = max(m, key4(body[i]));
   for (size_t j = thread; j < s.head; j += stride) m = max(m, abs_key(in[j]));
   for (size_t j = s.tail_begin + thread; j < n; j += stride) m = max(m, abs_key(in[j]));
   return m;
-}
-
-// out = normalized(in, m) over this thread's grid-stride share.
-template <typename T>
-__device__ void thread_scale(const T* __restrict__ in, size_t n, Split s, unsigned m, float* __restrict__ out,
-                             size_t thread, size_t stride) {
-  using V = typename Vec4<T>::type;
-  const V* body = reinterpret_cast<const V*>(in + s.head);
-  float4* out_body = reinterpret_cast<float4*>(out + s.head);
-  size_t i = thread;
-  for (; i + (kBatch - 1) * stride < s.vectors; i += kBatch * stride) {
-    V v[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) v[b] = body[i + b * stride];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) out_body[i + b * stride] = scale4(v[b], m);
-  }
-  for (; i < s.vectors; i += stride) out_body[i] = scale4(body[i], m);
-  for (size_t j = thread; j < s.head; j += stride) out[j] = normalized(in[j], m);
-  for (size_t j = s.tail_begin + thread; j < n; j += stride) out[j] = normalized(in[j], m);
 }
 
 // After grid.sync: every block reduces all the per-block slots (fixed order; max does not
@@ -128,20 +90,10 @@ __device__ unsigned combine_slots(const unsigned* slots, unsigned count) {
   return block_max(m);
 }
 
-inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
-  return unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
-}
-
-// The typed cooperative launch (harness::launch_cooperative: cudaLaunchKernelEx checks each
-// argument against the kernel's parameter types at compile time, where
-// cudaLaunchCooperativeKernel's void** args would not). The grids below come from the
-// occupancy of the very kernel and shared memory size launched, so
+// The cooperative launches below (harness::launch_cooperative, typed) size their grids from
+// the occupancy of the very kernel and shared memory size launched, so
 // cudaErrorCooperativeLaunchTooLarge means a bug (or a GPU shared with others, e.g. MPS): it
 // is reported like any CUDA error.
-template <typename... Params, typename... Args>
-void launch_cooperative(void (*kernel)(Params...), unsigned blocks, size_t smem, cudaStream_t stream, Args... args) {
-  CUDA_CHECK(harness::launch_cooperative(kernel, blocks, kThreads, smem, stream, args...));
-}
 
 // ---- two_pass: memset, max kernel, scale kernel ---------------------------------------------
 template <typename T>
@@ -155,8 +107,8 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads) scale_kernel(const T* __restrict__ in, size_t n, const unsigned* key,
                                                          float* __restrict__ out) {
   const unsigned m = *key;  // the previous kernel's result
-  thread_scale(in, n, split_for(in, out, n), m, out, blockIdx.x * size_t(blockDim.x) + threadIdx.x,
-               size_t(gridDim.x) * blockDim.x);
+  thread_scale<kVectorsInFlight>(in, n, split_for(in, out, n), m, out, blockIdx.x * size_t(blockDim.x) + threadIdx.x,
+                                 size_t(gridDim.x) * blockDim.x);
 }
 
 template <typename T>
@@ -182,7 +134,7 @@ __global__ void __launch_bounds__(kThreads) normalize_grid_sync(const T* __restr
   if (threadIdx.x == 0) slots[blockIdx.x] = m_block;  // the slot is overwritten every launch: no reset
   grid.sync();  // all slots written and visible (release/acquire across the grid)
   const unsigned m = combine_slots(slots, gridDim.x);
-  thread_scale(in, n, s, m, out, grid.thread_rank(), grid.size());
+  thread_scale<kVectorsInFlight>(in, n, s, m, out, grid.thread_rank(), grid.size());
 }
 // [/docs:normalize-grid-sync]
 
@@ -190,7 +142,8 @@ template <typename T>
 void grid_sync(const T* in, size_t n, float* out, const harness::Launch& ctx) {
   static const unsigned resident = harness::resident_blocks(normalize_grid_sync<T>, kThreads);
   const unsigned blocks = grid_for(n, kPerBlock, resident);
-  launch_cooperative(normalize_grid_sync<T>, blocks, 0, ctx.stream, in, n, ctx.scratch_as<unsigned>(blocks), out);
+  CUDA_CHECK(harness::launch_cooperative(normalize_grid_sync<T>, blocks, kThreads, 0, ctx.stream, in, n,
+                                         ctx.scratch_as<unsigned>(blocks), out));
 }
 
 // ---- how the blocks agree on the max ------------------------------------------------------
@@ -251,12 +204,12 @@ __global__ void __launch_bounds__(kThreads, 1) normalize_stateful(const T* __res
   for (int k = 0; k < kRegVectors; ++k)
     if (t + k * kThreads < count) m = max(m, key4(reg[k]));
   size_t j = in_regs + t;
-  for (; j + (kBatch - 1) * kThreads < count; j += kBatch * kThreads) {
-    V v[kBatch];
+  for (; j + (kVectorsInFlight - 1) * kThreads < count; j += kVectorsInFlight * kThreads) {
+    V v[kVectorsInFlight];
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b) v[b] = body[first + j + b * kThreads];
+    for (int b = 0; b < kVectorsInFlight; ++b) v[b] = body[first + j + b * kThreads];
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
+    for (int b = 0; b < kVectorsInFlight; ++b) {
       m = max(m, key4(v[b]));
       stash[j + b * kThreads - in_regs] = v[b];
     }
@@ -349,24 +302,17 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx, con
   Exchange exchange;
   if constexpr (std::is_same_v<Exchange, GridSyncExchange>) exchange = {ctx.scratch_as<unsigned>(blocks)};
   else exchange = {packed_slots::next_board(p.resident, ctx.stream)};
-  launch_cooperative(normalize_stateful<T, Exchange>, blocks, p.smem_bytes, ctx.stream, in, n, chunk, exchange, out);
+  CUDA_CHECK(harness::launch_cooperative(normalize_stateful<T, Exchange>, blocks, kThreads, p.smem_bytes, ctx.stream, in,
+                                         n, chunk, exchange, out));
 }
 
 // ---- main ---------------------------------------------------------------------------------
-// A GPU without cooperative launch gets one line and exit 77 (harness::cooperative_unsupported).
+// A GPU without cooperative launch gets one line and exit 77 (run_problems' needs_cooperative).
+// No --blocks here (its grids follow n and occupancy; a forced grid would move stateful's
+// on-chip limit), and one problem, so no --problem: the flags are --batch and the core ones.
 int main(int argc, char** argv) {
   using harness::Launch;
   const char* step = "step07_normalize";
-  // No --blocks here (its grids follow n and occupancy; a forced grid would move stateful's
-  // on-chip limit), and one problem, so no --problem.
-  const unsigned kFlags = harness::kBatch;
-  harness::Options opt;
-  try {
-    opt = harness::parse_args(argc, argv, kFlags);
-  } catch (const harness::UsageError&) {
-    // run_problems parses again and reports it
-  }
-  if (!opt.help && harness::cooperative_unsupported(opt.device, step)) return 77;
   return harness::run_problems(argc, argv, step, {
       harness::normalize_problem(step, {
           {"two_pass", "memset, max|x| kernel (cg::reduce greater, atomicMax per block), scale kernel",
@@ -382,5 +328,5 @@ int main(int argc, char** argv) {
              stateful<PackedSlotsExchange>(in, n, out, ctx, "stateful_slots");
            }},
       }),
-  }, kFlags);
+  }, harness::kBatch, /*needs_cooperative=*/true);
 }

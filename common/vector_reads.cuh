@@ -1,0 +1,102 @@
+// Step 05's 16-byte reads and two-stage block sum as pieces, and step 07's float form of the
+// block sum, for the kernels that use them inside larger designs: step 07's two programs,
+// step 08's shard kernel, normalize.cuh's elementwise loop (Vec4). Steps 00-05 keep their own
+// copies: each of those reads as one lesson.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
+#include <cstdint>
+
+namespace vector_reads {
+
+namespace cg = cooperative_groups;
+
+// The 16-byte vector of four elements.
+template <typename T> struct Vec4;
+template <> struct Vec4<unsigned> { using type = uint4; };
+template <> struct Vec4<float> { using type = float4; };
+
+// Elements before the first 16-byte boundary of `in` (at most 3, at most n): read one by one.
+template <typename T>
+__host__ __device__ size_t head_count(const T* in, size_t n) {
+  const size_t misaligned = (reinterpret_cast<uintptr_t>(in) % 16) / sizeof(T);
+  const size_t head = misaligned ? 4 - misaligned : 0;
+  return head < n ? head : n;
+}
+
+// Step 05's loop as a function: this thread's share of the array, for `stride` threads
+// numbered from 0 (the whole grid, or one block). Scalar head and tail, 16-byte body, Batch
+// vectors in flight per thread.
+template <int Batch, typename T>
+__device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_t stride) {
+  using V = typename Vec4<T>::type;
+  const size_t head = head_count(in, n);
+  const size_t vectors = (n - head) / 4;
+  const V* body = reinterpret_cast<const V*>(in + head);
+  const size_t tail_begin = head + vectors * 4;
+  T sum = 0;
+  size_t i = thread;
+  for (; i + (Batch - 1) * stride < vectors; i += Batch * stride) {
+    V v[Batch];
+#pragma unroll
+    for (int b = 0; b < Batch; ++b) v[b] = body[i + b * stride];
+#pragma unroll
+    for (int b = 0; b < Batch; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);
+  }
+  for (; i < vectors; i += stride) {
+    V v = body[i];
+    sum += (v.x + v.y) + (v.z + v.w);
+  }
+  if (thread < head) sum += in[thread];
+  if (thread < n - tail_begin) sum += in[tail_begin + thread];
+  return sum;
+}
+
+// Step 05's block sum: cg::reduce in each warp, the warp sums through shared memory, warp 0
+// reduces them; thread 0 gets the block's sum. Two calls in one kernel must be separated by
+// a barrier (__syncthreads or grid.sync, which has one).
+template <typename T>
+__device__ T block_sum(T value) {
+  __shared__ T warp_sums[32];
+  auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+  const unsigned warp_id = threadIdx.x / 32, warps = blockDim.x / 32;
+  value = cg::reduce(warp, value, cg::plus<T>());
+  if (warp.thread_rank() == 0) warp_sums[warp_id] = value;
+  __syncthreads();
+  if (warp_id == 0)
+    value = cg::reduce(warp, warp.thread_rank() < warps ? warp_sums[warp.thread_rank()] : T(0), cg::plus<T>());
+  return value;
+}
+
+// Step 07's float block sum: the warps as above, then thread 0 adds the (at most) 32 warp
+// sums itself, read as 8 float4 and added as a fixed tree; thread 0 gets the block's sum.
+// Why: cg::reduce over 32 unsigned values is one REDUX instruction (sm_80+); over floats it is
+// 5 rounds of shuffle + add, twice per block (warps, then the warp sums), a chain of dependent
+// steps at the end of every kernel of step 07. This replaces the second chain of 5 rounds.
+// Whether that is faster is not resolved: the H100 probe timed both forms with one event pair
+// per launch, and their difference was within that noise (chapter 07,
+// docs/logs/step07_probe_h100.txt). For unsigned the REDUX stays (block_sum).
+__device__ inline float block_sum_quads(float value) {
+  __shared__ __align__(16) float warp_sums[32];
+  auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+  const unsigned warps = blockDim.x / 32;
+  value = cg::reduce(warp, value, cg::plus<float>());
+  if (warp.thread_rank() == 0) warp_sums[threadIdx.x / 32] = value;
+  if (threadIdx.x < 32 && threadIdx.x >= warps) warp_sums[threadIdx.x] = 0.0f;  // a small block's empty slots
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const float4* quads = reinterpret_cast<const float4*>(warp_sums);
+    float q[8];
+#pragma unroll
+    for (unsigned k = 0; k < 8; ++k) {
+      const float4 v = k * 4 < warps ? quads[k] : make_float4(0, 0, 0, 0);
+      q[k] = (v.x + v.y) + (v.z + v.w);
+    }
+    value = ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
+  }
+  return value;
+}
+
+}  // namespace vector_reads
