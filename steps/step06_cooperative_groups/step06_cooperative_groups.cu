@@ -16,7 +16,6 @@
 #include <type_traits>
 
 #include "segmented.cuh"
-#include "vector_reads.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -191,16 +190,38 @@ __global__ void __launch_bounds__(kThreads) rows_block_cg_tile(Rows<T> m) {
 }
 // [/docs:block-cg-tile]
 
-// Long rows: one block per row with step 05's 16-byte loads (common/vector_reads.cuh: a row
-// starts wherever r * cols puts it, so thread_sum cuts it into a scalar head up to the first
-// 16-byte boundary, whole vectors, 4 in flight per thread, and a scalar tail).
+// Long rows: one block per row with step 05's 16-byte loads. A row starts wherever
+// r * cols puts it, so each row is cut into a scalar head (to the first 16-byte boundary),
+// whole vectors, and a scalar tail.
+template <typename T> struct Vec4;
+template <> struct Vec4<unsigned> { using type = uint4; };
+template <> struct Vec4<float> { using type = float4; };
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) rows_block_v4(Rows<T> m) {
+  using V = typename Vec4<T>::type;
   const cg::thread_block block = cg::this_thread_block();
+  const unsigned t = block.thread_rank();
   for (size_t r = blockIdx.x; r < m.count; r += gridDim.x) {
-    T sum = vector_reads::thread_sum<4>(m.row(r), m.len, block.thread_rank(), kThreads);
+    const T* row = m.row(r);
+    const size_t misaligned = (reinterpret_cast<uintptr_t>(row) % 16) / sizeof(T);
+    const size_t head = misaligned == 0 ? 0 : 4 - misaligned < m.len ? 4 - misaligned : m.len;
+    const size_t vectors = (m.len - head) / 4, tail_begin = head + vectors * 4;
+    const V* body = reinterpret_cast<const V*>(row + head);
+    T sum = 0;
+    size_t i = t;
+    for (; i + 3 * kThreads < vectors; i += 4 * kThreads) {
+      V v[4];
+#pragma unroll
+      for (int b = 0; b < 4; ++b) v[b] = body[i + b * kThreads];  // 4 x 16 bytes in flight
+#pragma unroll
+      for (int b = 0; b < 4; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);
+    }
+    for (; i < vectors; i += kThreads) sum += (body[i].x + body[i].y) + (body[i].z + body[i].w);
+    if (t < head) sum += row[t];
+    if (t < m.len - tail_begin) sum += row[tail_begin + t];
     sum = block_sum(block, sum);
-    if (block.thread_rank() == 0) m.out[r] = sum;
+    if (t == 0) m.out[r] = sum;
   }
 }
 
