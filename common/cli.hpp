@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -172,153 +173,206 @@ void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
   }
 }
 
+// ---- flag groups ------------------------------------------------------------------------------
+// Each group of flags in one place: its names, its lines of --help, how each flag's value is
+// parsed, and, for a group whose flags only make sense together, a check once the whole
+// command line is read. A program reads the core group and the groups its ExtraFlags name.
+using TakeValue = std::function<std::string()>;
+
+struct FlagGroup {
+  unsigned bit;  // its ExtraFlags bit; 0 for the core, which every program reads
+  std::vector<std::string> flags;
+  const char* help;
+  void (*parse)(const std::string& flag, const TakeValue& take, Options& o);
+  void (*check)(Options& o);  // nullptr: nothing to check across the group's flags
+};
+
+inline void parse_core_flag(const std::string& flag, const TakeValue& take, Options& o) {
+  if (flag == "--help" || flag == "-h") {
+    o.help = true;
+  } else if (flag == "--check") {
+    o.check_only = true;
+  } else if (flag == "--n") {
+    o.sizes = parse_counts(take(), "--n");
+  } else if (flag == "--offset") {
+    o.offsets.clear();
+    for (const auto& s : split_commas(take())) o.offsets.push_back(size_t(parse_int(s, "--offset", 0, 15)));
+  } else if (flag == "--dtype") {
+    const std::string d = take();
+    if (d == "all") o.dtypes = {"int", "float"};
+    else if (d == "int" || d == "float") o.dtypes = {d};
+    else throw UsageError("--dtype: expected int, float or all (got '" + d + "')");
+  } else if (flag == "--variant") {
+    o.variant = take();
+    if (o.variant.empty()) throw UsageError("--variant: empty name");
+  } else if (flag == "--reps") {
+    o.reps = parse_int(take(), "--reps", 1, 100000);
+  } else if (flag == "--warmup") {
+    o.warmup = parse_int(take(), "--warmup", 0, 100000);
+  } else if (flag == "--csv") {
+    o.csv = take();
+    if (o.csv.empty()) throw UsageError("--csv: empty file name");
+  } else if (flag == "--device") {
+    o.device = parse_int(take(), "--device", 0, 1023);
+  } else if (flag == "--seed") {
+    o.seed = uint64_t(parse_int(take(), "--seed", 0, 2147483647));
+  } else if (flag == "--repeat-results") {
+    o.repeat_results = parse_int(take(), "--repeat-results", 2, 1000);
+  }
+}
+
+// The whole batch is queued before the clock starts: at most 1000 launches (and their memsets)
+// wait in the stream at once.
+inline void parse_batch_flag(const std::string&, const TakeValue& take, Options& o) {
+  o.batch = parse_int(take(), "--batch", 1, 1000);
+}
+
+inline void parse_problem_flag(const std::string&, const TakeValue& take, Options& o) {
+  o.problem = take();
+  if (o.problem != "segmented" && o.problem != "filter" && o.problem != "normalize" && o.problem != "all")
+    throw UsageError("--problem: expected segmented, filter, normalize or all (got '" + o.problem + "')");
+}
+
+inline void parse_cols_flag(const std::string&, const TakeValue& take, Options& o) {
+  o.cols = parse_counts(take(), "--cols");
+}
+
+inline void parse_pass_rate_flag(const std::string&, const TakeValue& take, Options& o) {
+  o.pass_rates.clear();
+  for (const auto& s : split_commas(take())) o.pass_rates.push_back(parse_percent(s, "--pass-rate"));
+}
+
+// Above what any GPU holds at once (32 blocks per SM x ~150 SMs is under 5,000), and small
+// enough that two partials per block fit in the harness's 1 MiB scratch.
+inline void parse_blocks_flag(const std::string&, const TakeValue& take, Options& o) {
+  o.blocks = parse_int(take(), "--blocks", 1, 65536);
+}
+
+// One number is a count (the first K visible GPUs); a comma list names the GPUs.
+inline void parse_gpus_flag(const std::string&, const TakeValue& take, Options& o) {
+  const std::string v = take();
+  o.gpu_list.clear();
+  if (v.find(',') == std::string::npos) {
+    o.gpus = parse_int(v, "--gpus", 1, 1024);
+    return;
+  }
+  for (const auto& s : split_commas(v)) {
+    const int d = parse_int(s, "--gpus", 0, 1023);
+    for (int seen : o.gpu_list)
+      if (seen == d) throw UsageError("--gpus: GPU " + s + " is named twice (got '" + v + "')");
+    o.gpu_list.push_back(d);
+  }
+  o.gpus = int(o.gpu_list.size());
+}
+
+inline void parse_rank_flag(const std::string& flag, const TakeValue& take, Options& o) {
+  if (flag == "--rank") {
+    o.rank = parse_int(take(), "--rank", 0, 1023);
+  } else if (flag == "--nranks") {
+    o.nranks = parse_int(take(), "--nranks", 1, 1024);
+  } else {
+    o.id_file = take();
+    if (o.id_file.empty()) throw UsageError("--id-file: empty file name");
+  }
+}
+
+// The one-process-per-GPU mode needs all three of --rank, --nranks and --id-file.
+inline void check_rank_flags(Options& o) {
+  if (o.rank < 0 && o.nranks == 0 && o.id_file.empty()) return;
+  if (o.rank < 0) throw UsageError("--rank: missing (--nranks and --id-file need --rank R)");
+  if (o.nranks == 0) throw UsageError("--nranks: missing (--rank needs --nranks K)");
+  if (o.id_file.empty()) throw UsageError("--id-file: missing (--rank needs --id-file PATH)");
+  if (o.rank >= o.nranks)
+    throw UsageError("--rank: " + std::to_string(o.rank) + " is not below --nranks " + std::to_string(o.nranks));
+  if (o.gpus > 0) throw UsageError("--gpus: not with --rank (each process uses one GPU: --device)");
+}
+
+inline void parse_barrier_reps_flag(const std::string&, const TakeValue& take, Options& o) {
+  o.barrier_reps = parse_int(take(), "--barrier-reps", 1, 1000000);
+}
+
+// Every group, in the order of --help.
+inline const std::vector<FlagGroup>& flag_groups() {
+  static const std::vector<FlagGroup> groups = {
+      {0,
+       {"--n", "--dtype", "--variant", "--reps", "--warmup", "--check", "--csv", "--device", "--seed", "--offset",
+        "--repeat-results", "--help", "-h"},
+       "  --n SIZES             elements, comma separated: 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1 (default 2^28)\n"
+       "  --dtype int|float|all element type (default int)\n"
+       "  --variant NAME|all    which variant(s) to run (default all)\n"
+       "  --reps R              timed repetitions; the median is reported (default 20)\n"
+       "  --warmup W            untimed runs before timing (default 3)\n"
+       "  --check               verify CUB and each variant once, no timing\n"
+       "  --csv FILE            append one CSV row per measurement\n"
+       "  --device K            GPU to use (default 0)\n"
+       "  --seed S              seed of the random input (default 12345)\n"
+       "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
+       "  --repeat-results K    run each variant K times on the same input and print every result\n",
+       parse_core_flag, nullptr},
+      {kBatch, {"--batch"},
+       "  --batch B             time B launches back to back between one pair of events, per launch =\n"
+       "                        elapsed / B (default 1: each launch between its own pair, which resolves\n"
+       "                        about 0.5 us). L2 is flushed before each batch, not between its launches:\n"
+       "                        this measures the launch-bound small-n regime\n",
+       parse_batch_flag, nullptr},
+      {kProblem, {"--problem"}, "  --problem P           which problem: one of those listed above, or all (default all)\n",
+       parse_problem_flag, nullptr},
+      {kCols, {"--cols"},
+       "  --cols C[,C...]       row lengths; rows = max(1, n / C), so n becomes rows x C\n"
+       "                        (default 1,4,16,32,256,4096,2^16)\n",
+       parse_cols_flag, nullptr},
+      {kPassRate, {"--pass-rate"}, "  --pass-rate P[,P...]  percent of the elements kept (default 0,1,50,100)\n",
+       parse_pass_rate_flag, nullptr},
+      {kBlocks, {"--blocks"},
+       "  --blocks N            grid size of the cooperative variants (default: co-resident, capped by n);\n"
+       "                        more than fit at once fails with exit 2\n",
+       parse_blocks_flag, nullptr},
+      {kGpus, {"--gpus"}, "  --gpus K|D,D...       the first K visible GPUs, or these GPUs (default: all visible)\n",
+       parse_gpus_flag, nullptr},
+      {kRanks, {"--rank", "--nranks", "--id-file"},
+       "  --rank R --nranks K --id-file PATH\n"
+       "                        one process per GPU (NCCL); rank 0 writes the NCCL id to PATH\n",
+       parse_rank_flag, check_rank_flags},
+      {kBarrierReps, {"--barrier-reps"},
+       "  --barrier-reps B      barriers in the reuse test and the latency kernel (default 1000)\n",
+       parse_barrier_reps_flag, nullptr},
+  };
+  return groups;
+}
+
+// The group that a flag belongs to, or nullptr for a flag no program knows.
+inline const FlagGroup* group_of(const std::string& flag) {
+  for (const auto& g : flag_groups())
+    for (const auto& f : g.flags)
+      if (f == flag) return &g;
+  return nullptr;
+}
+
 // The ExtraFlags bit that a flag belongs to (0: a core flag, or not a flag at all).
 inline unsigned extra_flag_of(const std::string& flag) {
-  if (flag == "--batch") return kBatch;
-  if (flag == "--problem") return kProblem;
-  if (flag == "--cols") return kCols;
-  if (flag == "--pass-rate") return kPassRate;
-  if (flag == "--blocks") return kBlocks;
-  if (flag == "--gpus") return kGpus;
-  if (flag == "--rank" || flag == "--nranks" || flag == "--id-file") return kRanks;
-  if (flag == "--barrier-reps") return kBarrierReps;
-  return 0;
+  const FlagGroup* g = group_of(flag);
+  return g ? g->bit : 0;
 }
 
 // `reads`: the program's ExtraFlags (steps 00-05 read --batch only).
 inline Options parse_args(int argc, const char* const* argv, unsigned reads = kBatch) {
   Options o;
   scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
-    if (const unsigned bit = extra_flag_of(flag); bit && !(reads & bit))
-      throw UsageError(flag + ": not a flag of this program (see --help)");
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-    } else if (flag == "--check") {
-      o.check_only = true;
-    } else if (flag == "--n") {
-      o.sizes = parse_counts(take(), "--n");
-    } else if (flag == "--offset") {
-      o.offsets.clear();
-      for (const auto& s : split_commas(take())) o.offsets.push_back(size_t(parse_int(s, "--offset", 0, 15)));
-    } else if (flag == "--dtype") {
-      std::string d = take();
-      if (d == "all") o.dtypes = {"int", "float"};
-      else if (d == "int" || d == "float") o.dtypes = {d};
-      else throw UsageError("--dtype: expected int, float or all (got '" + d + "')");
-    } else if (flag == "--variant") {
-      o.variant = take();
-      if (o.variant.empty()) throw UsageError("--variant: empty name");
-    } else if (flag == "--reps") {
-      o.reps = parse_int(take(), "--reps", 1, 100000);
-    } else if (flag == "--warmup") {
-      o.warmup = parse_int(take(), "--warmup", 0, 100000);
-    } else if (flag == "--batch") {
-      // The whole batch is queued before the clock starts: at most 1000 launches (and their
-      // memsets) wait in the stream at once.
-      o.batch = parse_int(take(), "--batch", 1, 1000);
-    } else if (flag == "--csv") {
-      o.csv = take();
-      if (o.csv.empty()) throw UsageError("--csv: empty file name");
-    } else if (flag == "--device") {
-      o.device = parse_int(take(), "--device", 0, 1023);
-    } else if (flag == "--seed") {
-      o.seed = uint64_t(parse_int(take(), "--seed", 0, 2147483647));
-    } else if (flag == "--repeat-results") {
-      o.repeat_results = parse_int(take(), "--repeat-results", 2, 1000);
-    } else if (flag == "--problem") {
-      o.problem = take();
-      if (o.problem != "segmented" && o.problem != "filter" && o.problem != "normalize" && o.problem != "all")
-        throw UsageError("--problem: expected segmented, filter, normalize or all (got '" + o.problem + "')");
-    } else if (flag == "--cols") {
-      o.cols = parse_counts(take(), "--cols");
-    } else if (flag == "--pass-rate") {
-      o.pass_rates.clear();
-      for (const auto& s : split_commas(take())) o.pass_rates.push_back(parse_percent(s, "--pass-rate"));
-    } else if (flag == "--blocks") {
-      // Above what any GPU holds at once (32 blocks per SM x ~150 SMs is under 5,000), and
-      // small enough that two partials per block fit in the harness's 1 MiB scratch.
-      o.blocks = parse_int(take(), "--blocks", 1, 65536);
-    } else if (flag == "--gpus") {
-      // One number is a count (the first K visible GPUs); a comma list names the GPUs.
-      const std::string v = take();
-      if (v.find(',') == std::string::npos) {
-        o.gpus = parse_int(v, "--gpus", 1, 1024);
-        o.gpu_list.clear();
-      } else {
-        o.gpu_list.clear();
-        for (const auto& s : split_commas(v)) {
-          const int d = parse_int(s, "--gpus", 0, 1023);
-          for (int seen : o.gpu_list)
-            if (seen == d) throw UsageError("--gpus: GPU " + s + " is named twice (got '" + v + "')");
-          o.gpu_list.push_back(d);
-        }
-        o.gpus = int(o.gpu_list.size());
-      }
-    } else if (flag == "--rank") {
-      o.rank = parse_int(take(), "--rank", 0, 1023);
-    } else if (flag == "--nranks") {
-      o.nranks = parse_int(take(), "--nranks", 1, 1024);
-    } else if (flag == "--id-file") {
-      o.id_file = take();
-      if (o.id_file.empty()) throw UsageError("--id-file: empty file name");
-    } else if (flag == "--barrier-reps") {
-      o.barrier_reps = parse_int(take(), "--barrier-reps", 1, 1000000);
-    } else {
-      throw UsageError(flag + ": unknown flag (see --help)");
-    }
+    const FlagGroup* g = group_of(flag);
+    if (!g) throw UsageError(flag + ": unknown flag (see --help)");
+    if (g->bit && !(reads & g->bit)) throw UsageError(flag + ": not a flag of this program (see --help)");
+    g->parse(flag, TakeValue(take), o);
   });
-  // The one-process-per-GPU mode needs all three of --rank, --nranks and --id-file.
-  const bool any_rank_flag = o.rank >= 0 || o.nranks > 0 || !o.id_file.empty();
-  if (any_rank_flag) {
-    if (o.rank < 0) throw UsageError("--rank: missing (--nranks and --id-file need --rank R)");
-    if (o.nranks == 0) throw UsageError("--nranks: missing (--rank needs --nranks K)");
-    if (o.id_file.empty()) throw UsageError("--id-file: missing (--rank needs --id-file PATH)");
-    if (o.rank >= o.nranks)
-      throw UsageError("--rank: " + std::to_string(o.rank) + " is not below --nranks " + std::to_string(o.nranks));
-    if (o.gpus > 0) throw UsageError("--gpus: not with --rank (each process uses one GPU: --device)");
-  }
+  for (const auto& g : flag_groups())
+    if (g.check && (g.bit == 0 || (reads & g.bit))) g.check(o);
   return o;
 }
 
 // The --help text of a program that reads the core flags and `reads` (its ExtraFlags).
 inline std::string usage_text(unsigned reads = kBatch) {
-  std::string text =
-      "Options:\n"
-      "  --n SIZES             elements, comma separated: 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1 (default 2^28)\n"
-      "  --dtype int|float|all element type (default int)\n"
-      "  --variant NAME|all    which variant(s) to run (default all)\n"
-      "  --reps R              timed repetitions; the median is reported (default 20)\n"
-      "  --warmup W            untimed runs before timing (default 3)\n";
-  if (reads & kBatch)
-    text +=
-        "  --batch B             time B launches back to back between one pair of events, per launch =\n"
-        "                        elapsed / B (default 1: each launch between its own pair, which resolves\n"
-        "                        about 0.5 us). L2 is flushed before each batch, not between its launches:\n"
-        "                        this measures the launch-bound small-n regime\n";
-  text +=
-      "  --check               verify CUB and each variant once, no timing\n"
-      "  --csv FILE            append one CSV row per measurement\n"
-      "  --device K            GPU to use (default 0)\n"
-      "  --seed S              seed of the random input (default 12345)\n"
-      "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
-      "  --repeat-results K    run each variant K times on the same input and print every result\n";
-  if (reads & kProblem) text += "  --problem P           which problem: one of those listed above, or all (default all)\n";
-  if (reads & kCols)
-    text +=
-        "  --cols C[,C...]       row lengths; rows = max(1, n / C), so n becomes rows x C\n"
-        "                        (default 1,4,16,32,256,4096,2^16)\n";
-  if (reads & kPassRate) text += "  --pass-rate P[,P...]  percent of the elements kept (default 0,1,50,100)\n";
-  if (reads & kBlocks)
-    text +=
-        "  --blocks N            grid size of the cooperative variants (default: co-resident, capped by n);\n"
-        "                        more than fit at once fails with exit 2\n";
-  if (reads & kGpus) text += "  --gpus K|D,D...       the first K visible GPUs, or these GPUs (default: all visible)\n";
-  if (reads & kRanks)
-    text +=
-        "  --rank R --nranks K --id-file PATH\n"
-        "                        one process per GPU (NCCL); rank 0 writes the NCCL id to PATH\n";
-  if (reads & kBarrierReps)
-    text += "  --barrier-reps B      barriers in the reuse test and the latency kernel (default 1000)\n";
+  std::string text = "Options:\n";
+  for (const auto& g : flag_groups())
+    if (g.bit == 0 || (reads & g.bit)) text += g.help;
   text +=
       "  --help                this text\n"
       "A flag not listed here is an error (exit 2).\n"

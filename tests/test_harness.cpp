@@ -272,6 +272,12 @@ static void test_program_flags() {
   const struct { unsigned bit; const char* flag; } extras[] = {
       {kBatch, "--batch"}, {kProblem, "--problem"}, {kCols, "--cols"}, {kPassRate, "--pass-rate"},
       {kBlocks, "--blocks"}, {kGpus, "--gpus"}, {kRanks, "--rank"}, {kBarrierReps, "--barrier-reps"}};
+  // Each group's help names each of its flags, and no flag belongs to two groups.
+  for (const auto& g : flag_groups())
+    for (const auto& f : g.flags) {
+      if (f != "--help" && f != "-h") EXPECT(std::string(g.help).find(f) != std::string::npos);
+      EXPECT(group_of(f) == &g);
+    }
   for (unsigned reads : {0u, unsigned(kBatch), unsigned(kBatch | kBlocks), unsigned(kGpus | kRanks | kBarrierReps), kAll}) {
     const std::string help = usage_text(reads);
     EXPECT(help.find("  --n SIZES") != std::string::npos && help.find("  --check") != std::string::npos);
