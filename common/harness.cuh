@@ -232,7 +232,7 @@ inline void launch_floor(const void* in, size_t n, void* out, size_t m, cudaStre
   if (m > n) throw std::logic_error("launch_floor: writes more than it reads");
   static const unsigned resident = resident_blocks(floor_kernel, kFloorThreads);
   const size_t per_block = size_t(kFloorThreads) * 16;  // elements a block reads per iteration
-  const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
+  const unsigned blocks = grid_for(n, per_block, resident);
   floor_kernel<<<blocks, kFloorThreads, 0, stream>>>(static_cast<const uint32_t*>(in), n, static_cast<uint32_t*>(out), m);
   CUDA_CHECK_LAUNCH();
 }

@@ -96,7 +96,7 @@ template <typename Kernel, typename T>
 void filter(Kernel kernel, const T* in, size_t n, harness::Keep<T> keep, T* out, unsigned long long* count,
             const harness::Launch& ctx) {
   const unsigned resident = harness::resident_blocks_of(kernel, kThreads);
-  const unsigned blocks = unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + kThreads - 1) / kThreads)));
+  const unsigned blocks = harness::grid_for(n, kThreads, resident);
   CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof *count, ctx.stream));
   kernel<<<blocks, kThreads, 0, ctx.stream>>>(in, n, keep, out, count);
   CUDA_CHECK_LAUNCH();

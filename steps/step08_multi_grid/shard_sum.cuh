@@ -43,18 +43,12 @@ __global__ void __launch_bounds__(kThreads) reduce_shard(const T* __restrict__ i
   if (blockIdx.x == 0 && threadIdx.x == 0) *out = s;
 }
 
-// A cooperative launch (all blocks resident, or no launch) of `blocks` blocks on `stream`;
-// the caller has made the stream's GPU current.
-template <typename... Params, typename... Args>
-void launch_cooperative(void (*kernel)(Params...), unsigned blocks, cudaStream_t stream, Args&&... args) {
-  CUDA_CHECK(harness::launch_cooperative(kernel, blocks, kThreads, 0, stream, std::forward<Args>(args)...));
-}
-
 // A kernel whose first two parameters are a shard (in, n): as many blocks as the shard needs,
-// at most all that fit at once on the current GPU (asked once per kernel and GPU).
+// at most all that fit at once on the current GPU (asked once per kernel and GPU), in one
+// cooperative launch (all blocks resident, or no launch); the caller has made the GPU current.
 template <typename T, typename... Params, typename... Args>
 void launch_on_shard(void (*kernel)(const T*, size_t, Params...), cudaStream_t stream, const T* in, size_t n,
                      Args&&... args) {
   const unsigned blocks = harness::grid_for(n, kPerBlock, harness::resident_blocks_of(kernel, kThreads));
-  launch_cooperative(kernel, blocks, stream, in, n, std::forward<Args>(args)...);
+  CUDA_CHECK(harness::launch_cooperative(kernel, blocks, kThreads, 0, stream, in, n, std::forward<Args>(args)...));
 }
