@@ -28,6 +28,7 @@ enum ExtraFlags : unsigned {
   kGpus = 1u << 5,         // --gpus
   kRanks = 1u << 6,        // --rank, --nranks, --id-file
   kBarrierReps = 1u << 7,  // --barrier-reps
+  kCluster = 1u << 8,      // --cluster
 };
 
 struct Options {
@@ -57,6 +58,8 @@ struct Options {
   int nranks = 0;                              // --nranks K: of K processes
   std::string id_file;                         // --id-file PATH: where rank 0 leaves the NCCL id
   int barrier_reps = 1000;                     // --barrier-reps B: barriers per test/latency kernel
+  // Force the cluster size of the cluster variants (0: each variant's own).
+  int cluster = 0;                             // --cluster C
 };
 
 // "1048576", "2^20", "1<<20", "4M", "1G", optionally followed by "+7" or "-1".
@@ -291,6 +294,12 @@ inline void parse_barrier_reps_flag(const std::string&, const TakeValue& take, O
   o.barrier_reps = parse_int(take(), "--barrier-reps", 1, 1000000);
 }
 
+// Up to 64: past what any GPU allows (8 portable, 16 with the non-portable opt-in), so that a
+// reader can see the launch refuse a cluster that cannot fit.
+inline void parse_cluster_flag(const std::string&, const TakeValue& take, Options& o) {
+  o.cluster = parse_int(take(), "--cluster", 1, 64);
+}
+
 // Every group, in the order of --help.
 inline const std::vector<FlagGroup>& flag_groups() {
   static const std::vector<FlagGroup> groups = {
@@ -336,6 +345,10 @@ inline const std::vector<FlagGroup>& flag_groups() {
       {kBarrierReps, {"--barrier-reps"},
        "  --barrier-reps B      barriers in the reuse test and the latency kernel (default 1000)\n",
        parse_barrier_reps_flag, nullptr},
+      {kCluster, {"--cluster"},
+       "  --cluster C           blocks per cluster of the cluster variants (default: each variant's own);\n"
+       "                        a size the GPU cannot launch fails with exit 2\n",
+       parse_cluster_flag, nullptr},
   };
   return groups;
 }

@@ -68,6 +68,13 @@ inline unsigned& forced_blocks() {
   return blocks;
 }
 
+// --cluster C (step 09): the cluster size its cluster variants must use; 0: each variant's own.
+// Set by run_step and run_problems, like forced_blocks (clusters.cuh reads it).
+inline int& forced_cluster() {
+  static int size = 0;
+  return size;
+}
+
 // resident_blocks, asked once per kernel, block size and device. For launchers that take the
 // kernel as an argument: a function-local `static` there would be one per function TYPE, so
 // every kernel of one signature would get the occupancy of the first one launched.
@@ -635,6 +642,20 @@ inline bool cooperative_unsupported(int device, const char* step) {
   return true;
 }
 
+// Thread block clusters (step 09) need sm_90 or later (cudaDevAttrClusterLaunch): an older GPU
+// gets one line and, from the caller, exit 77.
+inline bool clusters_unsupported(int device, const char* step) {
+  int count = 0, clusters = 1;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || device >= count) return false;
+  if (cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device) != cudaSuccess || clusters) return false;
+  std::printf("%s: GPU %d cannot launch thread block clusters (sm_90 or later needed); skipping.\n", step, device);
+  return true;
+}
+
+// A GPU feature a program needs (cooperative_unsupported, clusters_unsupported): true, after one
+// line, when GPU `device` lacks it; the program then exits 77.
+using Requirement = bool (*)(int device, const char* step);
+
 // Throws a --n error (exit 2) when `bytes` of GPU memory (plus 256 MiB of slack) are not free.
 inline void require_memory(size_t bytes, const std::string& what) {
   size_t free_b = 0, total_b = 0;
@@ -694,10 +715,10 @@ inline int verdict_code(const char* step, bool ok) {
 
 // The whole program behind every step's main(). Exit codes: see usage_text().
 // `reads`: the program's flags beyond the core ones (cli.hpp's ExtraFlags).
-// `needs_cooperative`: a GPU without cooperative launch gets one line and exit 77
-// (cooperative_unsupported), checked after the flags, so that a bad flag is still exit 2.
+// `needs`: a GPU feature the program cannot run without (e.g. cooperative_unsupported): one
+// line and exit 77 without it, checked after the flags, so that a bad flag is still exit 2.
 inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants,
-                    unsigned reads = kBatch, bool needs_cooperative = false) {
+                    unsigned reads = kBatch, Requirement needs = nullptr) {
   Options opt;
   std::vector<const Variant*> chosen;
   try {
@@ -720,8 +741,9 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     return 0;
   }
   forced_blocks() = unsigned(opt.blocks);
+  forced_cluster() = opt.cluster;
   return exit_code_of(step, [&] {
-    if (needs_cooperative && cooperative_unsupported(opt.device, step)) return 77;
+    if (needs && needs(opt.device, step)) return 77;
     if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());

@@ -26,10 +26,10 @@ struct Problem {
 
 // The whole program behind a step with several problem shapes. Exit codes: see usage_text().
 // `reads`: the program's flags beyond the core ones (cli.hpp's ExtraFlags); --problem is
-// among them only where there is more than one problem to choose from. `needs_cooperative`:
-// as run_step's (exit 77 without cooperative launch, after the flags are parsed).
+// among them only where there is more than one problem to choose from. `needs`: as run_step's
+// (exit 77 without the GPU feature, after the flags are parsed).
 inline int run_problems(int argc, char** argv, const char* step, const std::vector<Problem>& problems,
-                        unsigned reads, bool needs_cooperative = false) {
+                        unsigned reads, Requirement needs = nullptr) {
   Options opt;
   try {
     opt = parse_args(argc, argv, reads);
@@ -59,8 +59,9 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     std::printf("%s", usage_text(reads).c_str());
     return 0;
   }
+  forced_cluster() = opt.cluster;
   return exit_code_of(step, [&] {
-    if (needs_cooperative && cooperative_unsupported(opt.device, step)) return 77;
+    if (needs && needs(opt.device, step)) return 77;
     if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
     print_header(opt, dev, step);

@@ -25,9 +25,11 @@ struct SegmentedVariant {
   SegmentedLauncher<unsigned> run_int;
   SegmentedLauncher<float> run_float;
   size_t max_cols;  // run only on rows up to this long (0: any), e.g. one thread per row
+  size_t min_cols;  // run only on rows at least this long (0: any), e.g. a cluster per row
   template <class F>
-  SegmentedVariant(std::string name_, std::string about_, F f, size_t max_cols_ = 0)
-      : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), max_cols(max_cols_) {}
+  SegmentedVariant(std::string name_, std::string about_, F f, size_t max_cols_ = 0, size_t min_cols_ = 0)
+      : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), max_cols(max_cols_),
+        min_cols(min_cols_) {}
   template <typename T>
   const SegmentedLauncher<T>& launcher() const {
     if constexpr (std::is_same_v<T, unsigned>) return run_int;
@@ -175,6 +177,7 @@ bool run_segmented_dtype(const char* dtype, const Options& opt, const DeviceInfo
         if (!opt.check_only) contenders.push_back(floor_contender("read_write", in, total, d_out, rows, s));
         for (const SegmentedVariant* var : variants) {
           if (var->max_cols && cols > var->max_cols) continue;  // not meant for rows this long (see --help)
+          if (cols < var->min_cols) continue;                    // nor for rows this short
           auto launch = [var, in, rows, cols, d_out, ctx] { var->launcher<T>()(in, rows, cols, d_out, ctx); };
           const Verdict v = verified(launch);
           all_ok &= v.ok;
@@ -193,7 +196,8 @@ inline Problem segmented_problem(const char* step, std::vector<SegmentedVariant>
   p.name = "segmented";
   p.about = "a rows x cols matrix, one sum per row; --n elements, --cols per row";
   for (const auto& v : variants)
-    p.variants.push_back({v.name, v.about + (v.max_cols ? " (rows up to " + std::to_string(v.max_cols) + ")" : "")});
+    p.variants.push_back({v.name, v.about + (v.max_cols ? " (rows up to " + std::to_string(v.max_cols) + ")" : "") +
+                                      (v.min_cols ? " (rows from " + std::to_string(v.min_cols) + ")" : "")});
   p.run = [step, variants](const Options& opt, const DeviceInfo& dev, Bench& bench, const std::vector<std::string>& chosen) {
     std::vector<const SegmentedVariant*> run;
     for (const auto& v : variants)

@@ -5,7 +5,7 @@
 # each extra it does not read is exit 2 ("not a flag of this program"), never ignored.
 bindir=$1; shift
 fail=0
-all_extras="--batch --problem --cols --pass-rate --blocks --gpus --rank --nranks --id-file --barrier-reps"
+all_extras="--batch --problem --cols --pass-rate --blocks --gpus --rank --nranks --id-file --barrier-reps --cluster"
 extras_of() {
   case $1 in
     step06_filter) echo "--batch --pass-rate" ;;
@@ -13,6 +13,8 @@ extras_of() {
     step07_cooperative_grid) echo "--batch --blocks" ;;
     step08_nccl_ranks) echo "--rank --nranks --id-file" ;;
     step08_*) echo "--gpus --barrier-reps" ;;
+    step09_cluster_rows) echo "--batch --cols --cluster" ;;
+    step09_*) echo "--batch --cluster" ;;
     *) echo "--batch" ;;
   esac
 }

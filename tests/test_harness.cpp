@@ -11,7 +11,7 @@
 using namespace harness;
 
 // Every extra flag: the parsing of each is tested as if one program read them all.
-static const unsigned kAll = kBatch | kProblem | kCols | kPassRate | kBlocks | kGpus | kRanks | kBarrierReps;
+static const unsigned kAll = kBatch | kProblem | kCols | kPassRate | kBlocks | kGpus | kRanks | kBarrierReps | kCluster;
 
 static std::string usage_error(std::vector<const char*> args, unsigned reads = kAll) {
   args.insert(args.begin(), "prog");
@@ -86,6 +86,16 @@ static void test_args() {
   EXPECT(starts_with(usage_error({"--blocks", "-3"}), "--blocks: "));
   EXPECT(starts_with(usage_error({"--blocks", "12x"}), "--blocks: "));
   EXPECT(starts_with(usage_error({"--blocks"}), "--blocks: missing value"));
+  // --cluster (step 09): 0 = each variant's own; up to 64, past what any GPU launches, so that
+  // the launch (not the parser) says which sizes this GPU refuses.
+  EXPECT(parse_args(1, argv, kAll).cluster == 0);
+  {
+    const char* c[] = {"prog", "--cluster", "32"};
+    EXPECT(parse_args(3, c, kAll).cluster == 32);
+  }
+  EXPECT(starts_with(usage_error({"--cluster", "0"}), "--cluster: "));
+  EXPECT(starts_with(usage_error({"--cluster", "65"}), "--cluster: "));
+  EXPECT(starts_with(usage_error({"--cluster", "8"}, kBatch), "--cluster: not a flag of this program"));
   EXPECT(starts_with(usage_error({"--csv"}), "--csv: missing value"));
   EXPECT(usage_error({"--n", "4M", "--dtype", "float"}).empty());
   // --batch B: launches per pair of timing events; 1 (one pair per launch) unless given.
@@ -271,7 +281,8 @@ static void test_program_flags() {
   EXPECT(starts_with(usage_error({"--bogus"}, kAll), "--bogus: unknown flag"));
   const struct { unsigned bit; const char* flag; } extras[] = {
       {kBatch, "--batch"}, {kProblem, "--problem"}, {kCols, "--cols"}, {kPassRate, "--pass-rate"},
-      {kBlocks, "--blocks"}, {kGpus, "--gpus"}, {kRanks, "--rank"}, {kBarrierReps, "--barrier-reps"}};
+      {kBlocks, "--blocks"}, {kGpus, "--gpus"}, {kRanks, "--rank"}, {kBarrierReps, "--barrier-reps"},
+      {kCluster, "--cluster"}};
   // Each group's help names each of its flags, and no flag belongs to two groups.
   for (const auto& g : flag_groups())
     for (const auto& f : g.flags) {

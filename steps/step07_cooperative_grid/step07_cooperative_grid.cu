@@ -319,7 +319,7 @@ void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 }
 
 // ---- main ---------------------------------------------------------------------------------
-// A GPU without cooperative launch gets one line and exit 77 (run_step's needs_cooperative);
+// A GPU without cooperative launch gets one line and exit 77 (run_step's `needs`);
 // --blocks forces the cooperative grids.
 int main(int argc, char** argv) {
   using harness::Launch;
@@ -344,5 +344,5 @@ int main(int argc, char** argv) {
       {"sync_no_coop", "PITFALL, by name only: grid_sync's kernel launched with <<<>>>: grid.sync() traps",
        [](auto in, size_t n, auto out, const Launch& ctx) { grid_sync_without_coop(in, n, out, ctx); },
        /*expect_correct=*/false, /*in_all=*/false},
-  }, harness::kBatch | harness::kBlocks, /*needs_cooperative=*/true);
+  }, harness::kBatch | harness::kBlocks, harness::cooperative_unsupported);
 }

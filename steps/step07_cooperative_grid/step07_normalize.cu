@@ -307,7 +307,7 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx, con
 }
 
 // ---- main ---------------------------------------------------------------------------------
-// A GPU without cooperative launch gets one line and exit 77 (run_problems' needs_cooperative).
+// A GPU without cooperative launch gets one line and exit 77 (run_problems' `needs`).
 // No --blocks here (its grids follow n and occupancy; a forced grid would move stateful's
 // on-chip limit), and one problem, so no --problem: the flags are --batch and the core ones.
 int main(int argc, char** argv) {
@@ -328,5 +328,5 @@ int main(int argc, char** argv) {
              stateful<PackedSlotsExchange>(in, n, out, ctx, "stateful_slots");
            }},
       }),
-  }, harness::kBatch, /*needs_cooperative=*/true);
+  }, harness::kBatch, harness::cooperative_unsupported);
 }

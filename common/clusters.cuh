@@ -1,0 +1,114 @@
+// Step 09's launch plumbing for thread block clusters: a cluster launch in the typed form, the
+// number of clusters that fit at once, and what becomes of a size the GPU refuses (with
+// --cluster that is the user's doing: one line, exit 2). The cluster code itself - map_shared_rank,
+// cluster.sync() - stays in the step's programs: it is the lesson.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "harness.cuh"
+
+// Cluster code needs sm_90 or later. Built for an older target, the cluster kernels compile
+// to empty bodies: they never run there, since the program checks cudaDevAttrClusterLaunch
+// first (clusters_unsupported: one line, exit 77).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define CLUSTERS_COMPILED 1
+#else
+#define CLUSTERS_COMPILED 0
+#endif
+// __cluster_dims__(x, 1, 1) where clusters exist; nothing for an older target, which rejects it.
+#if CLUSTERS_COMPILED
+#define CLUSTER_DIMS_X(x) __cluster_dims__(x, 1, 1)
+#else
+#define CLUSTER_DIMS_X(x)
+#endif
+
+namespace harness {
+
+// Up to 8 blocks per cluster on every GPU that has clusters; up to 16 where the GPU allows it and
+// the kernel opts in (cudaFuncAttributeNonPortableClusterSizeAllowed; the H100 and H200 do).
+constexpr int kPortableClusterMax = 8;
+
+// The cluster size a variant launches with: --cluster C when given, else its own.
+inline int cluster_size_or(int own) { return forced_cluster() ? forced_cluster() : own; }
+
+// A launch failure of a cluster variant: with --cluster it is the user's choice of size (a usage
+// error, one line, exit 2, naming CUDA's error); without, a bug (CudaError at file:line, exit 1).
+inline void check_cluster(cudaError_t err, int cluster, const char* variant, const char* call, const char* file, int line) {
+  if (err != cudaSuccess && forced_cluster()) {
+    (void)cudaGetLastError();  // a launch error is not sticky: clear it
+    throw UsageError("--cluster: " + std::string(variant) + " cannot run clusters of " + std::to_string(cluster) +
+                     " blocks on this GPU (" + call + ": " + cudaGetErrorName(err) + ")");
+  }
+  check_cuda(err, call, file, line);
+}
+
+// [docs:cluster-attribute]
+// The launch configuration of `blocks` blocks in clusters of `cluster` (x only).
+struct ClusterConfig {
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t config{};
+  ClusterConfig(unsigned blocks, unsigned threads, int cluster, size_t dynamic_smem, cudaStream_t stream) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(cluster);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = dynamic_smem;
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = 1;
+  }
+};
+
+// Sizes above 8 are non-portable: the kernel must opt in before it is launched or asked about.
+template <typename Kernel>
+cudaError_t allow_cluster_size(Kernel kernel, int cluster) {
+  if (cluster <= kPortableClusterMax) return cudaSuccess;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+}
+
+// A cluster launch in the typed form (cudaLaunchKernelEx checks the arguments against the
+// kernel's parameters at compile time). The grid must be a multiple of the cluster size.
+template <typename... Params, typename... Args>
+cudaError_t launch_clusters(void (*kernel)(Params...), unsigned blocks, unsigned threads, int cluster,
+                            size_t dynamic_smem, cudaStream_t stream, Args&&... args) {
+  if (cudaError_t e = allow_cluster_size(kernel, cluster); e != cudaSuccess) return e;
+  ClusterConfig c(blocks, threads, cluster, dynamic_smem, stream);
+  return cudaLaunchKernelEx(&c.config, kernel, std::forward<Args>(args)...);
+}
+// [/docs:cluster-attribute]
+
+// How many clusters of `cluster` blocks of `kernel` the GPU holds at once
+// (cudaOccupancyMaxActiveClusters), asked once per kernel, size and device. A size the GPU
+// cannot co-schedule (0 clusters, or an error) goes through check_cluster.
+// [docs:clusters-that-fit]
+template <typename Kernel>
+unsigned clusters_that_fit(Kernel kernel, unsigned threads, int cluster, size_t dynamic_smem, const char* variant) {
+  static std::map<std::tuple<const void*, unsigned, int, size_t, int>, unsigned> asked;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), threads, cluster, dynamic_smem, device);
+  if (auto it = asked.find(key); it != asked.end()) return it->second;
+  int count = 0;
+  cudaError_t err = allow_cluster_size(kernel, cluster);
+  if (err == cudaSuccess) {
+    ClusterConfig c(unsigned(cluster), threads, cluster, dynamic_smem, nullptr);
+    err = cudaOccupancyMaxActiveClusters(&count, kernel, &c.config);
+  }
+  check_cluster(err, cluster, variant, "cudaOccupancyMaxActiveClusters", __FILE__, __LINE__);
+  if (count == 0) {  // a valid size, but not one cluster of it fits this kernel's resources
+    const std::string what = std::string(variant) + ": not one cluster of " + std::to_string(cluster) + " blocks of " +
+                             std::to_string(threads) + " threads fits on this GPU (cudaOccupancyMaxActiveClusters = 0)";
+    if (forced_cluster()) throw UsageError("--cluster: " + what);
+    throw std::runtime_error(what);
+  }
+  asked.emplace(key, unsigned(count));
+  return unsigned(count);
+}
+// [/docs:clusters-that-fit]
+
+}  // namespace harness
