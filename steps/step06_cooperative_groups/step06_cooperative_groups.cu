@@ -13,11 +13,11 @@
 #include <cooperative_groups/reduce.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "segmented.cuh"
 
 namespace cg = cooperative_groups;
+using harness::Launch;
 
 constexpr int kThreads = 256;  // threads per block in every kernel here
 
@@ -234,12 +234,8 @@ __global__ void __launch_bounds__(kThreads) rows_thread(Rows<T> m) {
 }
 
 // A few long rows (fewer than the GPU holds blocks): a block per row would leave SMs idle, so
-// each row is cut into `chunks` pieces, one block each, and the pieces' sums are added into
-// out[r] with an atomicAdd (out zeroed first). Float sums then depend on the order of the
-// atomics, as in step 03; for ints they are exact. It reads with scalar loads (no 16-byte
-// loads as in rows_block_v4), one of the two reasons it loses to rows_block_v4 at 64 rows of
-// 2^20 elements; the other is the tail of split_rows below. Fixing both is chapter 06's
-// exercise (not done or measured here).
+// each row is cut into `chunks` pieces, a block each, whose sums are atomicAdded into out[r]
+// (zeroed first): float sums depend on the atomics' order (step 03), ints are exact.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) rows_split(Rows<T> m, size_t chunks) {
   const cg::thread_block block = cg::this_thread_block();
@@ -253,12 +249,11 @@ __global__ void __launch_bounds__(kThreads) rows_split(Rows<T> m, size_t chunks)
   }
 }
 
-// ---- Segmented launchers ------------------------------------------------------------------
-// Every kernel strides over its rows, so the grid is meant to be what the GPU holds at once,
-// or fewer blocks when there are fewer rows. The occupancy is asked per kernel
-// (resident_blocks_of): launch_rows serves many kernels of one signature.
+// ---- Launchers, one per variant ----------------------------------------------------------
+// Every kernel strides over its rows, so the grid is what the GPU holds at once, or fewer
+// blocks for fewer rows. The occupancy is asked per kernel (resident_blocks_of).
 template <typename Kernel, typename... Args>
-void launch_rows(Kernel kernel, size_t rows_per_block, size_t rows, const harness::Launch& ctx, Args... args) {
+void launch_rows(Kernel kernel, size_t rows_per_block, size_t rows, const Launch& ctx, Args... args) {
   const unsigned resident = harness::resident_blocks_of(kernel, kThreads);
   const unsigned blocks = unsigned(std::min<size_t>(resident, (rows + rows_per_block - 1) / rows_per_block));
   if (blocks == 0) return;  // no rows: nothing to launch
@@ -266,102 +261,83 @@ void launch_rows(Kernel kernel, size_t rows_per_block, size_t rows, const harnes
   CUDA_CHECK_LAUNCH();
 }
 
+// The launchers take the matrix as the harness hands it over; sum_rows launches kernel(m),
+// rows_per_block rows to a block. The kernel is named without its <T>: T comes from in, out.
+template <typename T>
+void sum_rows(void (*kernel)(Rows<T>), size_t rows_per_block, const T* in, size_t rows, size_t cols, T* out,
+              const Launch& ctx) {
+  const Rows<T> m = rows_of(in, rows, cols, out);
+  launch_rows(kernel, rows_per_block, m.count, ctx, m);
+}
+
 // The tile for a row: the smallest of 4, 8, 16, 32 threads that has a thread per element.
 inline unsigned tile_for(size_t cols) { return cols <= 4 ? 4 : cols <= 8 ? 8 : cols <= 16 ? 16 : 32; }
 
-// Calls f(std::integral_constant<unsigned, N>) for N = tile_for(cols): the run-time choice of a
-// compile-time size.
-template <class F>
-void with_tile(size_t cols, F&& f) {
+template <typename T>
+void tile_tree(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
+  const Rows<T> m = rows_of(in, rows, cols, out);
+  const unsigned tile = tile_for(cols);
+  launch_rows(rows_tile_tree<T>, kThreads / tile, m.count, ctx, m, tile);
+}
+
+// thread_block_tile<N> needs N at compile time: one kernel per tile size, picked at run time.
+template <TileSum Kind, typename T>
+void tile_static(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
   switch (tile_for(cols)) {
-    case 4: return f(std::integral_constant<unsigned, 4>{});
-    case 8: return f(std::integral_constant<unsigned, 8>{});
-    case 16: return f(std::integral_constant<unsigned, 16>{});
-    default: return f(std::integral_constant<unsigned, 32>{});
+    case 4: return sum_rows(rows_tile_static<4, Kind>, kThreads / 4, in, rows, cols, out, ctx);
+    case 8: return sum_rows(rows_tile_static<8, Kind>, kThreads / 8, in, rows, cols, out, ctx);
+    case 16: return sum_rows(rows_tile_static<16, Kind>, kThreads / 16, in, rows, cols, out, ctx);
+    default: return sum_rows(rows_tile_static<32, Kind>, kThreads / 32, in, rows, cols, out, ctx);
   }
 }
 
-enum class RowKernel { BlockTree, BlockShfl, BlockCgTile, BlockV4, TileTree, TileShfl, TileCgReduce, Thread, Split, Auto };
-
-// Rows split into at least `resident` pieces in all, rounded up per row, so the pieces can
-// outnumber the grid (launch_rows caps it at resident) and leave a tail. On sm_90 with
-// CUDA 13.0, rows_split has 27 registers (ptxas -v): 8 blocks per SM, 1056 on 132 SMs; 64
-// rows get ceil(1056 / 64) = 17 pieces each, 1088 for 1056 blocks, and the last 32 run as a
-// second wave while the rest of the GPU idles. chunks = max(1, resident / rows) would fit
-// the grid; that and 16-byte loads are chapter 06's exercise, not done or measured here.
+// At least `resident` pieces in all, rounded up per row: they can outnumber the grid and run
+// a second wave. Chapter 06 measures that tail; its exercise makes the pieces fit.
 template <typename T>
-void split_rows(const Rows<T>& m, const harness::Launch& ctx) {
+void split_rows(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
   static const unsigned resident = harness::resident_blocks(rows_split<T>, kThreads);
+  const Rows<T> m = rows_of(in, rows, cols, out);
   const size_t chunks = std::max<size_t>(1, (resident + m.count - 1) / std::max<size_t>(1, m.count));
   CUDA_CHECK(cudaMemsetAsync(m.out, 0, m.count * sizeof(T), ctx.stream));  // the atomics add into it: timed
   launch_rows(rows_split<T>, 1, m.count * chunks, ctx, m, chunks);
 }
 
-template <RowKernel Kind, typename T>
-void segmented_sum(const T* in, size_t rows, size_t cols, T* out, const harness::Launch& ctx) {
-  const Rows<T> m = rows_of(in, rows, cols, out);
-  if constexpr (Kind == RowKernel::BlockTree) launch_rows(rows_block_tree<T>, 1, m.count, ctx, m);
-  if constexpr (Kind == RowKernel::BlockShfl) launch_rows(rows_block_shfl<T>, 1, m.count, ctx, m);
-  if constexpr (Kind == RowKernel::BlockCgTile) launch_rows(rows_block_cg_tile<T>, 1, m.count, ctx, m);
-  if constexpr (Kind == RowKernel::BlockV4) launch_rows(rows_block_v4<T>, 1, m.count, ctx, m);
-  if constexpr (Kind == RowKernel::Thread) launch_rows(rows_thread<T>, kThreads, m.count, ctx, m);
-  if constexpr (Kind == RowKernel::Split) split_rows(m, ctx);
-  // What a library would pick from the row length, by the measurements of the chapter: a
-  // thread per row up to 16 elements, a 32-thread tile with cg::reduce up to 2048, then a
-  // block per row with 16-byte loads, or split rows when there are too few rows for the GPU.
-  // split_rows as it stands (scalar loads, a tail) is slower than block_v4 at 64 rows of
-  // 2^20 elements: a measured wrong choice, left for chapter 06's exercise to fix.
-  if constexpr (Kind == RowKernel::Auto) {
-    if (cols <= 16) return segmented_sum<RowKernel::Thread>(in, rows, cols, out, ctx);
-    if (cols <= 2048) return segmented_sum<RowKernel::TileCgReduce>(in, rows, cols, out, ctx);
-    static const unsigned resident = harness::resident_blocks(rows_block_v4<T>, kThreads);
-    if (rows < resident) return segmented_sum<RowKernel::Split>(in, rows, cols, out, ctx);
-    return segmented_sum<RowKernel::BlockV4>(in, rows, cols, out, ctx);
-  }
-  if constexpr (Kind == RowKernel::TileTree) {
-    const unsigned tile = tile_for(cols);
-    launch_rows(rows_tile_tree<T>, kThreads / tile, m.count, ctx, m, tile);
-  }
-  if constexpr (Kind == RowKernel::TileShfl || Kind == RowKernel::TileCgReduce) {
-    with_tile(cols, [&](auto n) {
-      constexpr unsigned N = decltype(n)::value;
-      constexpr TileSum sum = Kind == RowKernel::TileShfl ? TileSum::Shfl : TileSum::CgReduce;
-      launch_rows(rows_tile_static<N, sum, T>, kThreads / N, m.count, ctx, m);
-    });
-  }
+// The group the chapter's measurements favour for the row length; at 64 rows of 2^20 it picks
+// split_rows, which loses to block_v4 there (a measured wrong choice, left for the exercise).
+template <typename T>
+void auto_rows(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
+  if (cols <= 16) return sum_rows(rows_thread, kThreads, in, rows, cols, out, ctx);
+  if (cols <= 2048) return tile_static<TileSum::CgReduce>(in, rows, cols, out, ctx);
+  static const unsigned resident = harness::resident_blocks(rows_block_v4<T>, kThreads);
+  if (rows < resident) return split_rows(in, rows, cols, out, ctx);
+  sum_rows(rows_block_v4, 1, in, rows, cols, out, ctx);
 }
 
 int main(int argc, char** argv) {
-  using harness::Launch;
   const char* step = "step06_cooperative_groups";
-  const auto segmented = [](auto kind) {
-    return [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
-      segmented_sum<decltype(kind)::value>(in, rows, cols, out, ctx);
-    };
-  };
-  using K = RowKernel;
+  // Each lambda takes the harness's (in, rows, cols, out, ctx), for either dtype.
   return harness::run_problems(argc, argv, step, {
       harness::segmented_problem(step, {
           {"block_tree", "a block per row, generic reduce(thread_block) tree in shared memory",
-           segmented(std::integral_constant<K, K::BlockTree>{})},
+           [](const auto&... args) { sum_rows(rows_block_tree, 1, args...); }},
           {"block_shfl", "a block per row, warp shuffles, then warp 0's cg::reduce of the warp sums",
-           segmented(std::integral_constant<K, K::BlockShfl>{})},
+           [](const auto&... args) { sum_rows(rows_block_shfl, 1, args...); }},
           {"block_cg_tile", "a block per row, one cg::reduce over a thread_block_tile<256> (the whole block)",
-           segmented(std::integral_constant<K, K::BlockCgTile>{})},
+           [](const auto&... args) { sum_rows(rows_block_cg_tile, 1, args...); }},
           {"block_v4", "a block per row, 16-byte loads (scalar head and tail per row)",
-           segmented(std::integral_constant<K, K::BlockV4>{})},
+           [](const auto&... args) { sum_rows(rows_block_v4, 1, args...); }},
           {"tile_tree", "a tiled_partition(block, 4..32) per row, the same generic reduce",
-           segmented(std::integral_constant<K, K::TileTree>{}), size_t(1) << 17},
+           [](const auto&... args) { tile_tree(args...); }, size_t(1) << 17},
           {"tile_shfl", "a thread_block_tile<4..32> per row, unrolled shfl_down",
-           segmented(std::integral_constant<K, K::TileShfl>{}), size_t(1) << 17},
+           [](const auto&... args) { tile_static<TileSum::Shfl>(args...); }, size_t(1) << 17},
           {"tile_cg_reduce", "a thread_block_tile<4..32> per row, cg::reduce",
-           segmented(std::integral_constant<K, K::TileCgReduce>{}), size_t(1) << 17},
+           [](const auto&... args) { tile_static<TileSum::CgReduce>(args...); }, size_t(1) << 17},
           {"thread_per_row", "a thread per row, plain loop",
-           segmented(std::integral_constant<K, K::Thread>{}), 64},
+           [](const auto&... args) { sum_rows(rows_thread, kThreads, args...); }, 64},
           {"split_rows", "rows cut into pieces, a block each, atomicAdd per piece (for a few long rows)",
-           segmented(std::integral_constant<K, K::Split>{})},
+           [](const auto&... args) { split_rows(args...); }},
           {"auto", "thread, tile or block per row (or split rows), chosen from the row length",
-           segmented(std::integral_constant<K, K::Auto>{})},
+           [](const auto&... args) { auto_rows(args...); }},
       }),
   }, harness::kBatch | harness::kCols);
 }
