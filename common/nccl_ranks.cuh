@@ -1,6 +1,6 @@
-// One process per GPU with NCCL (step08_nccl_ranks): the unique id handed from rank 0 to the
-// others through a file, this rank's GPU buffers and communicator, its timing on its own
-// clock, and the check and row of one case. Every rank runs the same calls in the same order.
+// One process per GPU with NCCL (step08_nccl_ranks): the file that hands the unique id from
+// rank 0 to the others, this rank's GPU buffers, its timing on its own clock, and the check
+// and row of one case. Every rank runs the same calls in the same order.
 #pragma once
 
 #include <sys/stat.h>
@@ -18,44 +18,45 @@
 #if HAVE_NCCL
 namespace harness {
 
-// Rank 0 writes ncclGetUniqueId's bytes to --id-file (to PATH.tmp, then rename: the others
-// never read half a file); the others wait for the file (120 s at most).
-inline ncclUniqueId exchange_id(const Options& opt) {
+// The id file (--id-file) that carries ncclGetUniqueId's bytes from rank 0 to the others
+// (step08_nccl_ranks.cu's init_communicator makes the NCCL calls). Rank 0 checks that the
+// path is fresh, then writes PATH.tmp and renames it: the others never read half a file.
+inline void require_fresh_id_file(const std::string& path) {
+  struct stat sb;
+  if (stat(path.c_str(), &sb) == 0)
+    throw UsageError("--id-file: " + path + " already exists (an old run's?); give a fresh path");
+}
+inline void write_id_file(const std::string& path, const ncclUniqueId& id) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f || std::fwrite(&id, sizeof id, 1, f) != 1 || std::fclose(f) != 0)
+    throw UsageError("--id-file: cannot write " + tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw UsageError("--id-file: cannot rename " + tmp + " to " + path);
+}
+// The other ranks wait for the file (120 s at most).
+inline ncclUniqueId wait_for_id_file(const std::string& path) {
   ncclUniqueId id{};
-  if (opt.rank == 0) {
-    struct stat sb;
-    if (stat(opt.id_file.c_str(), &sb) == 0)
-      throw UsageError("--id-file: " + opt.id_file + " already exists (an old run's?); give a fresh path");
-    NCCL_CHECK(ncclGetUniqueId(&id));
-    const std::string tmp = opt.id_file + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f || std::fwrite(&id, sizeof id, 1, f) != 1 || std::fclose(f) != 0)
-      throw UsageError("--id-file: cannot write " + tmp);
-    if (std::rename(tmp.c_str(), opt.id_file.c_str()) != 0)
-      throw UsageError("--id-file: cannot rename " + tmp + " to " + opt.id_file);
-    return id;
-  }
   const auto t0 = std::chrono::steady_clock::now();
   while (true) {
-    if (FILE* f = std::fopen(opt.id_file.c_str(), "rb")) {
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
       const size_t got = std::fread(&id, sizeof id, 1, f);
       std::fclose(f);
       if (got == 1) return id;
     }
     if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(120))
-      throw std::runtime_error("--id-file: " + opt.id_file + " did not appear within 120 s (is rank 0 running?)");
+      throw std::runtime_error("--id-file: " + path + " did not appear within 120 s (is rank 0 running?)");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 
-// This rank: its GPU (--device, device 0 under nccl_launch.sh), communicator, stream and
-// buffers. small: 512 bytes of device memory for results and the all-reduces of timing and
-// checking (the byte ranges each user takes are named where it is used).
+// This rank: its GPU (--device, device 0 under nccl_launch.sh), communicator (the step's,
+// destroyed by finish), stream and buffers. small: 512 bytes of device memory for results and
+// the all-reduces of timing and checking (the byte ranges each user takes are named where it
+// is used).
 class Rank {
  public:
-  Rank(const Options& opt, size_t max_shard) : opt_(opt), dev(device_info(opt.device)) {
-    const ncclUniqueId id = exchange_id(opt);
-    NCCL_CHECK(ncclCommInitRank(&comm, opt.nranks, id, opt.rank));
+  Rank(const Options& opt, ncclComm_t comm_, size_t max_shard) : opt_(opt), dev(device_info(opt.device)), comm(comm_) {
     std::printf("rank %d of %d on %s (device %d), NCCL %d\n", opt.rank, opt.nranks, dev.name.c_str(), opt.device,
                 NCCL_VERSION_CODE);
     flush_count = size_t(std::max(dev.l2_bytes, 1 << 20)) * 2 / sizeof(int4);

@@ -24,8 +24,8 @@
 // Baselines: CUB on one GPU over the whole array (x_cub), CUB on each shard alone (the sum
 // of those times), CUB on every shard at once (no combine) and the plain read on all K GPUs
 // at once (x_floor). Also measured: the empty fork/join, the cross-GPU barrier's latency,
-// NCCL's all-reduce of one value, and the peer bandwidth (common/multi_gpu_costs.cuh); the
-// rows come from common/multi_gpu_runner.cuh.
+// NCCL's all-reduce of one value, and the peer bandwidth. The program around the variants
+// (GPUs, peer access, costs, rows) is common/multi_gpu_step.cuh.
 //
 // One process per GPU (NCCL only, variant nccl_mp): step08_nccl_ranks.cu.
 #include <cuda/atomic>
@@ -34,10 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "multi_gpu_costs.cuh"
-#include "multi_gpu_runner.cuh"
-#include "nccl_comms.cuh"
-#include "peer_setup.cuh"
+#include "multi_gpu_step.cuh"
 #include "shard_sum.cuh"
 #include "variant_list.cuh"
 
@@ -268,15 +265,12 @@ static void launch_barriers(MultiGpu& mg, const PeerBarrier& bar, unsigned block
 
 // The barrier's state and peer_barrier's slots (2 x K values) in GPU 0's memory, zeroed once,
 // here, and never again. gen gets a 128-byte line of its own: the waiters poll it.
-static PeerBarrier make_barrier(MultiGpu& mg, void*& memory, void*& slots) {
-  mg.use(0);
-  const size_t bytes = 512 + size_t(2) * unsigned(mg.size()) * 8;
-  CUDA_CHECK(cudaMalloc(&memory, bytes));
-  CUDA_CHECK(cudaMemset(memory, 0, bytes));
-  char* base = static_cast<char*>(memory);
+static PeerBarrier make_barrier(harness::MultiGpuSetup& gpus, void*& slots) {
+  const unsigned K = unsigned(gpus.mg.size());
+  char* base = static_cast<char*>(gpus.zeroed_on_gpu0(512 + size_t(2) * K * 8));
   slots = base + 512;
   return PeerBarrier{reinterpret_cast<unsigned*>(base), reinterpret_cast<unsigned*>(base + 128),
-                     reinterpret_cast<unsigned*>(base + 256), unsigned(mg.size())};
+                     reinterpret_cast<unsigned*>(base + 256), K};
 }
 
 // ---- main ----------------------------------------------------------------------------------------------
@@ -308,58 +302,33 @@ int main(int argc, char** argv) {
                 harness::usage_text(kFlags).c_str());
     return 0;
   }
-  std::vector<int> devices;
-  if (int code = harness::select_gpus(opt, kStep, devices); code >= 0) return code;
-  return harness::exit_code_of(kStep, [&] {
-    if (int code = harness::open_gpus(devices, kStep); code >= 0) return code;
-    MultiGpu mg(devices, harness::largest_shard(opt, int(devices.size())));
-    harness::print_gpus(mg, kStep);
-    if (!HAVE_NCCL) std::printf("NCCL: not found at configure time; the nccl variants are left out\n");
-
-    const harness::PeerAccess peers = harness::setup_peers(mg);
-    void *barrier_memory = nullptr, *slots = nullptr;
-    const PeerBarrier bar = peers.ok ? make_barrier(mg, barrier_memory, slots) : PeerBarrier{};
-    const harness::BarrierUnderTest barrier{[&](unsigned blocks, int reps) { launch_barriers(mg, bar, blocks, reps); },
-                                            bar.gen, bar.count, bar.timeouts};
-    std::vector<harness::MultiVariant> variants;  // in the order of kVariants
-    if (!peers.ok && (harness::chosen(opt, kVariants[0]) || harness::chosen(opt, kVariants[1])))
-      variants.push_back(harness::MultiVariant::skip("peer variants", peers.why_not));
-    if (peers.ok && harness::chosen(opt, kVariants[0]))
-      variants.emplace_back("peer_atomic", [](const auto& s) { launch_peer_atomic(s); }, false);
-    if (peers.ok && harness::chosen(opt, kVariants[1]))
-      variants.emplace_back("peer_barrier", [&](const auto& s) { launch_peer_barrier(s, bar, slots); }, true,
-                            [&] { return harness::read_on_gpu0(mg, bar.timeouts); });
-    harness::NcclComms nccl;
+  // The variants in the order of kVariants; the harness runs them (common/multi_gpu_step.cuh).
+  return harness::run_multi_gpu_step(opt, kStep, [&](harness::MultiGpuSetup& gpus) {
+    auto chosen = [&](size_t v) { return harness::chosen(opt, kVariants[v]); };
+    harness::MultiGpuPlan plan;
+    if (!gpus.peers.ok && (chosen(0) || chosen(1))) plan.skip("peer variants", gpus.peers.why_not);
+    if (gpus.peers.ok) {
+      void* slots = nullptr;
+      const PeerBarrier bar = make_barrier(gpus, slots);
+      auto launch = [&mg = gpus.mg, bar](unsigned blocks, int reps) { launch_barriers(mg, bar, blocks, reps); };
+      plan.barrier = harness::BarrierUnderTest{launch, bar.gen, bar.count, bar.timeouts};
+      plan.test_barrier_reuse = chosen(1);  // with the variant that relies on it
+      if (chosen(0)) plan.add("peer_atomic", [](const auto& s) { launch_peer_atomic(s); }, false);
+      if (chosen(1))
+        plan.add("peer_barrier", [bar, slots](const auto& s) { launch_peer_barrier(s, bar, slots); }, true,
+                 [&mg = gpus.mg, bar] { return harness::read_on_gpu0(mg, bar.timeouts); });
+    }
 #if HAVE_NCCL
-    if (opt.variant == "all" || opt.variant == "nccl" || opt.variant == "nccl_lsa" || !opt.check_only) nccl.init(devices);
-    if (harness::chosen(opt, kVariants[2]))
-      variants.emplace_back("nccl", [&](const auto& s) { launch_nccl(s, nccl.list); }, true);
+    if (chosen(2) || chosen(3) || !opt.check_only) gpus.nccl.init(gpus.devices);  // the cost lines use it too
+    if (chosen(2)) plan.add("nccl", [&comms = gpus.nccl.list](const auto& s) { launch_nccl(s, comms); }, true);
 #endif
 #if HAVE_NCCL_DEVICE_API
-    harness::LsaWindows lsa;
-    if (harness::chosen(opt, kVariants[3])) {
-      lsa.setup(mg, nccl.list);
-      if (lsa.ok) variants.emplace_back("nccl_lsa", [&](const auto& s) { launch_nccl_lsa(s, lsa); }, true);
-      else variants.push_back(harness::MultiVariant::skip("nccl_lsa", lsa.why_not));
+    if (chosen(3)) {
+      gpus.lsa.setup(gpus.mg, gpus.nccl.list);
+      if (!gpus.lsa.ok) plan.skip("nccl_lsa", gpus.lsa.why_not);
+      else plan.add("nccl_lsa", [&lsa = gpus.lsa](const auto& s) { launch_nccl_lsa(s, lsa); }, true);
     }
 #endif
-
-    bool ok = true;
-    if (peers.ok && (opt.variant == "all" || opt.variant == "peer_barrier"))
-      ok &= harness::barrier_reuse_test(mg, barrier, opt.barrier_reps);
-    if (!opt.check_only) harness::measure_costs(opt, mg, peers.ok ? &barrier : nullptr, peers.why_not, nccl);
-    harness::print_multi_header(opt);
-    ok &= harness::for_each_dtype(opt, [&](auto zero, const char* dtype) {
-      return harness::run_multi_dtype<decltype(zero)>(dtype, opt, mg, kStep, variants);
-    });
-#if HAVE_NCCL_DEVICE_API
-    if (lsa.ok) lsa.teardown(mg, nccl.list);
-#endif
-    nccl.destroy();
-    if (barrier_memory) {
-      mg.use(0);
-      CUDA_CHECK(cudaFree(barrier_memory));
-    }
-    return harness::verdict_code(kStep, ok);
+    return plan;
   });
 }

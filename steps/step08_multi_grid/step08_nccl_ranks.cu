@@ -5,18 +5,6 @@
 // rank gets the total (checked bitwise equal on all ranks). Variant nccl_mp; its rows carry
 // step08_multi_grid in the CSV's step column, beside the one-process variants they are set
 // against. Timed on each rank's own clock (common/nccl_ranks.cuh): rank 0 writes the row.
-//
-// [docs:one-process-per-gpu]
-// ---- one process per GPU (NCCL) ----------------------------------------------------------------------
-// scripts/nccl_launch.sh K ./step08_nccl_ranks [flags] starts K of these, one per GPU
-// (CUDA_VISIBLE_DEVICES=r, so each sees its GPU as device 0). Rank 0 writes ncclGetUniqueId's
-// bytes to --id-file (to PATH.tmp, then rename: the others never read half a file); the
-// others wait for the file, then all call ncclCommInitRank. Across nodes the same code works
-// once every process gets its rank and the id: the file on a shared file system, or, as
-// mpirun/torchrun do, rank 0's id broadcast (MPI_Bcast, a TCP store) with rank and size
-// from the launcher's environment (OMPI_COMM_WORLD_RANK, SLURM_PROCID, RANK/WORLD_SIZE).
-// NCCL then goes over the network between nodes; nothing here is measured across nodes.
-// [/docs:one-process-per-gpu]
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -35,7 +23,37 @@ static const std::vector<harness::VariantName> kVariants = {
                 "(ncclCommInitRank, one process per GPU)", true},
 };
 
+// [docs:one-process-per-gpu]
+// ---- one process per GPU (NCCL) ----------------------------------------------------------------------
+// scripts/nccl_launch.sh K ./step08_nccl_ranks [flags] starts K of these, one per GPU
+// (CUDA_VISIBLE_DEVICES=r, so each sees its GPU as device 0). Rank 0 writes ncclGetUniqueId's
+// bytes to --id-file (to PATH.tmp, then rename: the others never read half a file); the
+// others wait for the file, then all call ncclCommInitRank. Across nodes the same code works
+// once every process gets its rank and the id: the file on a shared file system, or, as
+// mpirun/torchrun do, rank 0's id broadcast (MPI_Bcast, a TCP store) with rank and size
+// from the launcher's environment (OMPI_COMM_WORLD_RANK, SLURM_PROCID, RANK/WORLD_SIZE).
+// NCCL then goes over the network between nodes; nothing here is measured across nodes.
+// [/docs:one-process-per-gpu]
+
 #if HAVE_NCCL
+// [docs:init-communicator]
+// ncclCommInitRank synchronizes with the other ranks: it returns once all K have called it
+// with the same id (and this process's GPU current, as open_device left it).
+static ncclComm_t init_communicator(const harness::Options& opt) {
+  ncclUniqueId id{};
+  if (opt.rank == 0) {
+    harness::require_fresh_id_file(opt.id_file);
+    NCCL_CHECK(ncclGetUniqueId(&id));
+    harness::write_id_file(opt.id_file, id);
+  } else {
+    id = harness::wait_for_id_file(opt.id_file);
+  }
+  ncclComm_t comm{};
+  NCCL_CHECK(ncclCommInitRank(&comm, opt.nranks, id, opt.rank));
+  return comm;
+}
+// [/docs:init-communicator]
+
 // This rank's shard of every n, reduced and all-reduced; `small` holds this rank's sum at [16]
 // and the total at [0].
 template <typename T>
@@ -84,7 +102,7 @@ int main(int argc, char** argv) {
 #else
     size_t max_shard = 0;
     for (size_t n : opt.sizes) max_shard = std::max(max_shard, harness::shard_size(n, opt.nranks, opt.rank));
-    harness::Rank rank(opt, max_shard);
+    harness::Rank rank(opt, init_communicator(opt), max_shard);
     if (!opt.check_only) rank.allreduce_cost();
     const bool ok = harness::for_each_dtype(opt, [&](auto zero, const char* dtype) {
       return rank_dtype<decltype(zero)>(dtype, opt, rank);
