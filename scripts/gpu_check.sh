@@ -20,8 +20,8 @@ PLOT_PYTHON=${PLOT_PYTHON:-$(bash scripts/find_python.sh || echo python3)}
 logs=$build/gpu_check
 mkdir -p "$logs" docs/logs plots/data
 status=0
-# The steps and step 06's second program (step 07's has its own section below).
-sweep_steps=$(tr ' ' '\n' <<<"${STEPS:-$(bash scripts/list_steps.sh)}" | sed 's/^step06_cooperative_groups$/&\nstep06_filter/')
+# The steps and the second programs of steps 06 and 09 (step 07's has its own section below).
+sweep_steps=$(tr ' ' '\n' <<<"${STEPS:-$(bash scripts/list_steps.sh)}" | sed 's/^step06_cooperative_groups$/&\nstep06_filter/; s/^step09_clusters$/&\nstep09_cluster_rows/')
 gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$gpu_count" -lt 2 ]; then  # step 08 needs two GPUs; its tests say so (exit 77)
   sweep_steps=$(tr ' ' '\n' <<<"$sweep_steps" | grep -v '^step08' | tr '\n' ' ')
@@ -126,6 +126,17 @@ cat "$logs/grid_sync_cost.txt"
   echo "(exit $?)"
 } >"docs/logs/step07_pitfalls_$slug.txt"
 cat "docs/logs/step07_pitfalls_$slug.txt"
+
+if grep -qw step09_clusters <<<"$sweep_steps"; then
+  step "step 09: what a cluster launch, cluster.sync() and DSMEM cost, and the pitfalls with their real output"
+  mkdir -p "plots/data/$slug"  # its own schema, like grid_sync_cost.csv
+  rm -f "plots/data/$slug/cluster_cost.csv"
+  "$build/cluster_cost" --csv "plots/data/$slug/cluster_cost.csv" >"$logs/cluster_cost.txt" 2>&1 || status=1
+  cp "$logs/cluster_cost.txt" "docs/logs/cluster_cost_$slug.txt"
+  cat "$logs/cluster_cost.txt"
+  bash scripts/step09_pitfalls.sh "$build" >"docs/logs/step09_pitfalls_$slug.txt" 2>&1
+  cat "docs/logs/step09_pitfalls_$slug.txt"
+fi
 
 step "the commands of the chapters' 'Try it' sections"
 # A command that fails on purpose says so in a comment: "# exit 2 (...)". 77 (skipped: e.g.

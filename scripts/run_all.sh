@@ -20,16 +20,19 @@ elapsed() { echo "$(( $(date +%s) - t0 )) s"; }
 
 # The story of each program at a glance: a launch-bound size, a mid size and a bandwidth-bound
 # one; step 06 one short, one mid and one long row length, its filter one pass rate. The
-# second programs of steps 06 and 07 (the filter, the normalization) run after their step.
+# second programs of steps 06, 07 and 09 (the filter, the normalization, a cluster per row) run
+# after their step.
 story_args() {
   case $1 in
     step06_filter) echo "--n 2^26 --pass-rate 50" ;;
     step06_*) echo "--n 2^26 --cols 32,4096,2^20" ;;
     step08_*) echo "--n 2^24,2^28" ;;
+    step09_cluster_rows) echo "--n 2^26 --cols 4096,2^20" ;;
+    step09_*) echo "--n 2^16,2^20,2^24,2^28" ;;
     *) echo "--n 2^20,2^24,2^28" ;;
   esac
 }
-programs=$(bash scripts/list_steps.sh | sed 's/^step06_cooperative_groups$/&\nstep06_filter/; s/^step07_cooperative_grid$/&\nstep07_normalize/')
+programs=$(bash scripts/list_steps.sh | sed 's/^step06_cooperative_groups$/&\nstep06_filter/; s/^step07_cooperative_grid$/&\nstep07_normalize/; s/^step09_clusters$/&\nstep09_cluster_rows/')
 count=$(wc -l <<<"$programs")
 
 echo "== [$(elapsed)] configure and build the step programs (cmake --build $build --target steps)"

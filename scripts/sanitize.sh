@@ -121,10 +121,20 @@ if [ "$mode" = racecheck ]; then
   verdict step07 "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
   run racecheck step07_normalize step07_normalize --check --dtype all --n 2^16+3 --offset 1
   verdict step07_normalize "right outputs, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  # Step 09: racecheck also watches distributed shared memory (another block's, through
+  # map_shared_rank). The pitfall pull_no_wait (blocks exit while the leader reads their shared
+  # memory) must be reported; on the hardware it can kill the launch, so its result is not judged.
+  run racecheck step09 step09_clusters "${args[@]}" --dtype all
+  verdict step09 "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  run racecheck step09_cluster_rows step09_cluster_rows --check --dtype all --n 2^20 --cols 1,33,4099,2^16,2^20
+  verdict step09_cluster_rows "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  run racecheck step09_pull_no_wait step09_clusters --check --dtype int --n 2^16+1 --variant pull_no_wait
+  verdict step09_pull_no_wait "hazards: blocks exit while the leader reads their shared memory" \
+    "$([ "$errors" != "?" ] && [ "$errors$warnings" != 00 ] && echo 0 || echo 1)"
 elif [ "$mode" = clean ]; then
   printf '%-22s %-9s %-8s %-9s %-5s %s\n' "tool/step" "correct" errors warnings "" expectation
   for tool in memcheck synccheck initcheck; do
-    for step in $(bash "$(dirname "$0")/list_steps.sh") step06_filter step07_normalize; do
+    for step in $(bash "$(dirname "$0")/list_steps.sh") step06_filter step07_normalize step09_cluster_rows; do
       run "$tool" "$step" "$step" --check --dtype all --n 2^16+3 --offset 1
       if grep -q "; skipping" "$logdir/${tool}_${step}.log"; then  # e.g. step08 with one GPU
         printf '%-22s %-9s %-8s %-9s %-5s %s\n' "$tool $(short_name $step)" "-" "-" "-" SKIP "$(grep -m1 '; skipping' "$logdir/${tool}_${step}.log")"

@@ -13,6 +13,7 @@ all_sizes=$(seq -s, -f '2^%g' 10 30)
 large_n_args() {
   case $1 in
     step06_filter) echo "$1 --dtype all --n 2^31+5 --pass-rate 50,100" ;;
+    step09_cluster_rows) echo "$1 --dtype all --n 2^31+5 --cols 2^31+5,2^20+3" ;;
     step06_*) printf '%s\n' "$1 --dtype all --n 2^31+5 --cols 2^31+5" \
                             "$1 --dtype all --n 2^31+1048576 --cols 33,4099" \
                             "$1 --dtype int --n 2^31+5 --cols 1" ;;
@@ -24,7 +25,7 @@ large_n_args() {
 verify_args() {
   case $1 in
     step06_filter) echo "--n 2^26 --pass-rate 0,1,50,100" ;;
-    step06_*) echo "--n 2^26 --cols $step06_cols" ;;
+    step06_*|step09_cluster_rows) echo "--n 2^26 --cols $step06_cols" ;;
     step08_*) echo "--n 1,2,3,31,1023,4099,2^20+1,2^24+7,2^30+3" ;;
     *) echo "--n $all_sizes,2^30+3" ;;
   esac
@@ -32,7 +33,7 @@ verify_args() {
 sweep_args() {
   case $1 in
     step06_filter) echo "--n 2^26 --pass-rate 0,1,50,100" ;;
-    step06_*) echo "--n 2^26 --cols $step06_cols" ;;
+    step06_*|step09_cluster_rows) echo "--n 2^26 --cols $step06_cols" ;;
     step08_*) echo "--n $(seq -s, -f '2^%g' 16 2 32)" ;;  # strong and weak scaling: see the 1-GPU run below
     step07_normalize) echo "--n $(seq -s, -f '2^%g' 16 28)" ;;
     *) echo "--n $all_sizes" ;;

@@ -27,7 +27,8 @@ program run with the same arguments (a detector that fires on both proves nothin
     itself. In each run at least one result of each dtype must be rejected (RACE), and the
     clean program must pass the same run.
   - races in shared memory that --check cannot be relied on to see (filter_no_last_sync,
-    packed_no_reuse_sync): compute-sanitizer on a small run (SANITIZER below): racecheck for
+    packed_no_reuse_sync, and cluster_no_sync in distributed shared memory, which racecheck
+    also watches): compute-sanitizer on a small run (SANITIZER below): racecheck for
     shared-memory hazards (synccheck would be the tool for a misused __syncthreads or
     __syncwarp). Its summary must count at least one hazard for the mutant and none for the
     clean program. What --check says of these mutants is recorded, not required (RECORDED).
@@ -53,6 +54,7 @@ STEP06 = "steps/step06_cooperative_groups/step06_cooperative_groups.cu"
 STEP06_FILTER = "steps/step06_cooperative_groups/step06_filter.cu"
 STEP07 = "steps/step07_cooperative_grid/step07_cooperative_grid.cu"
 STEP08 = "steps/step08_multi_grid/step08_multi_grid.cu"
+STEP09 = "steps/step09_clusters/step09_clusters.cu"
 RACE = "race"          # no single result required to be wrong; at least one per dtype in the run
 RECORDED = "recorded"  # nothing required of --check: the mutant's detector is in SANITIZER
 TIMEOUT_S = 900        # one program run; a mutant that hangs fails instead of stalling the test
@@ -153,6 +155,27 @@ MUTANTS = {
         "  if (gen.load(cuda::memory_order_acquire) == my_gen) {  // mutant: looks once, does not spin\n"
         "    const unsigned spins = 1;")],
         [("1,3,1023,4099,2^20+1,2^24+7", "0,3", RACE, ["--variant", "peer_barrier", "--barrier-reps", "10"])]),
+    # Step 09's push: the leader adds every slot but the last rank's, the sum of one block
+    # of each cluster lost. Every push variant with clusters of 2 or more (and auto's
+    # one_cluster below 2^20) must be rejected in both dtypes: one block's share is at least
+    # 16 Ki elements here, far above a float result's allowance.
+    "cluster_drop_peer": (STEP09, [(
+        "    for (unsigned r = 0; r < cluster.num_blocks(); ++r) cluster_sum += block_sums[r];  // rank order: repeatable",
+        "    for (unsigned r = 0; r + 1 < cluster.num_blocks(); ++r) cluster_sum += block_sums[r];  // mutant: last rank lost")],
+        [("2^16+1,2^20+3,2^24+7", "0,3", True, ["--variant", "cluster_2"]),
+         ("2^20+3,2^24+7", "0", True, ["--variant", "cluster_8"]),
+         ("2^20+3", "0", True, ["--variant", "cluster_16"]),
+         ("2^16+1", "0,1", True, ["--variant", "one_cluster"])]),
+    # Step 09's push without the cluster.sync() between the DSMEM stores and the leader's
+    # reads: the leader adds whatever its slots hold when its own block is done (the other
+    # blocks' sums of an earlier launch, or not yet written), and may exit while the others
+    # still store into its shared memory. A race that --check cannot be relied on to see (on
+    # an H100 the int results of a first run all passed). Racecheck sees distributed shared
+    # memory: its detector (SANITIZER below).
+    "cluster_no_sync": (STEP09, [(
+        "  cluster.sync();\n  if (cluster.block_rank() != 0) return;\n  T cluster_sum = 0;",
+        "  // mutant: no cluster.sync() before the leader reads the slots\n  if (cluster.block_rank() != 0) return;\n  T cluster_sum = 0;")],
+        [("2^16+1,2^20+3,2^24+7", "0,3", RECORDED, ["--variant", "cluster_8"])]),
 }
 
 # name: (tool, arguments of a small run). The mutant and the clean program both run under the
@@ -161,6 +184,7 @@ SANITIZER = {
     "filter_no_last_sync": ("racecheck", ["--check", "--variant", "block_aggregated",
                                           "--dtype", "int", "--n", "2^20+3", "--pass-rate", "50"]),
     "packed_no_reuse_sync": ("racecheck", ["--check", "--variant", "packed_slots", "--dtype", "all", "--n", "2^16+1"]),
+    "cluster_no_sync": ("racecheck", ["--check", "--variant", "cluster_8", "--dtype", "int", "--n", "2^16+1"]),
 }
 
 

@@ -1,0 +1,232 @@
+// Step 09, second program - a CLUSTER per long row: step 06's segmented sum (a rows x cols
+// matrix, one sum per row) where the rows are too few to fill the GPU with a block each.
+// Step 06's split_rows cut such rows into pieces and added the pieces' sums into a zeroed
+// output with atomicAdd (scalar loads, a memset, float sums in atomic order: 0.7x CUB at 64
+// rows of 2^20 on an H100). Here the C blocks of a cluster share a row: each reads its slice
+// with 16-byte loads, stores its sum into the leader block's shared memory (DSMEM), and after
+// cluster.sync() the leader adds the C sums in rank order and writes out[r]. No atomics, no
+// memset, and float sums are the same bits every run.
+//
+//   block_row    the cluster kernel with clusters of 1: a block per row, 16-byte loads (step
+//                06's block_v4 idea). The baseline in the same run; --cluster leaves it at 1.
+//   cluster_row  clusters of C blocks per row, C chosen from the shape (or --cluster C).
+//   warp_row     a warp per row (rows of 17 to 2^17 elements).
+//   auto         what a library would pick from the row length: a thread per row, a warp per
+//                row, then cluster_row (whose C is 1, i.e. block_row, when rows fill the GPU).
+// block_row and cluster_row run on rows of 256 elements or more (a block per shorter row idles).
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "clusters.cuh"
+#include "segmented.cuh"
+#include "vector_reads.cuh"
+
+namespace cg = cooperative_groups;
+using harness::Launch;
+
+// 512 threads, not 1024: occupancy comes in whole blocks. rows_cluster needs 34 registers
+// (ptxas -v, sm_90, CUDA 13.0), so an SM holds 3 blocks of 512 (1536 threads) but only one of
+// 1024 (two would need <= 32). Smaller blocks also cut the GPU into more, shorter slices, and
+// a row's end (block sum, cluster.sync) stalls a third of an SM, not all of it. 512 threads x
+// 4 vectors x 16 bytes is 32 KiB of loads in flight per block, 96 KiB per SM.
+constexpr int kThreads = 512;
+constexpr int kVectorsInFlight = 4;
+constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (non-portable above 8)
+
+// Thresholds of auto and of the cluster size, first guesses until GPU measurements set them
+// (the targets: >= 1.0x CUB at every row length, >= 0.9x the copy floor from 2^16 on).
+constexpr size_t kThreadRowMaxCols = 16;    // up to here a thread per row (step 06: fastest to 16)
+constexpr size_t kTileRowMaxCols = 8192;    // up to here a warp per row (H100: block_row 0.84x CUB at 4096)
+constexpr size_t kMinSlice = 4096;          // a block's slice of a row is never cut below this
+
+template <typename T>
+__device__ T block_sum(T value) {  // step 07's: the block's sum in thread 0 (vector_reads.cuh)
+  if constexpr (std::is_same_v<T, float>) return vector_reads::block_sum_quads(value);
+  else return vector_reads::block_sum(value);
+}
+
+// The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
+// any start and length is right. 4 loads in flight per thread when the slice has a full round
+// of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
+// 4-batch loop would read one at a time).
+template <typename T>
+__device__ T slice_sum(const T* __restrict__ slice, size_t len) {
+  const bool long_slice = len >= size_t(kThreads) * kVectorsInFlight * 4;
+  return block_sum(long_slice ? vector_reads::thread_sum<kVectorsInFlight>(slice, len, threadIdx.x, kThreads)
+                              : vector_reads::thread_sum<2>(slice, len, threadIdx.x, kThreads));
+}
+
+// ---- A cluster per row ---------------------------------------------------------------------
+// [docs:cluster-row]
+// Launched as gridDim.x / C clusters of C blocks (C = 1: a block per row); the clusters stride
+// over the rows. Block b of a cluster sums elements [b * slice, (b + 1) * slice) of each of
+// its cluster's rows. Every block of a cluster walks the SAME rows (r depends only on the
+// cluster's index), so all of them call each barrier below the same number of times, also
+// in the last round, where some clusters have a row and others have none.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_cluster(const T* __restrict__ in, size_t rows, size_t cols,
+                                                         T* __restrict__ out) {
+#if CLUSTERS_COMPILED
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank(), size = cluster.num_blocks();
+  // Used in the leader (rank 0): sums[k][b] is block b's sum of a row, k alternating per row.
+  // Why two sets: after cluster.sync() of row i the leader reads sums[k] while a faster block
+  // already reads row i + 1 and stores its sum - into sums[k ^ 1], not over the value being
+  // read. It comes back to sums[k] only for row i + 2, after the cluster.sync() of row i + 1,
+  // which the leader reaches only once it has finished reading sums[k] (its arrive releases
+  // that read, the writer's wait acquires it). So one barrier per row is enough.
+  __shared__ T sums[2][kMaxCluster];
+  // Slices are multiples of 128 bytes, so each starts as aligned as its row: on a 16-byte
+  // aligned row no slice has a scalar head, on a 128-byte aligned one no two blocks share a
+  // cache line. A short row leaves the last blocks an empty slice; they still take part in
+  // every barrier.
+  constexpr size_t kAlign = 128 / sizeof(T);
+  const size_t slice = ((cols + size - 1) / size + kAlign - 1) / kAlign * kAlign;
+  const size_t begin = min(cols, rank * slice), len = min(cols - begin, slice);
+  const size_t clusters = gridDim.x / size;  // the grid is whole clusters
+  size_t r = blockIdx.x / size;              // this cluster's first row
+
+  // Another block's shared memory may be written only once that block runs. Arrive now,
+  // read the first slice, wait just before the first DSMEM store. The arrive is the relaxed
+  // one: "running" needs no memory ordering, and cluster.barrier_arrive() (release) costs
+  // several times more (cluster_cost's sync table).
+  if (size > 1) __cluster_barrier_arrive_relaxed();
+  T sum = r < rows ? slice_sum(in + r * cols + begin, len) : T(0);
+  if (size > 1) __cluster_barrier_wait();
+  for (unsigned k = 0; r < rows; r += clusters, k ^= 1) {
+    if (size == 1) {  // a block per row: nothing to share, and __syncthreads() is the barrier
+      if (threadIdx.x == 0) out[r] = sum;
+      __syncthreads();  // separates two block_sum calls
+      if (r + clusters < rows) sum = slice_sum(in + (r + clusters) * cols + begin, len);
+      continue;
+    }
+    if (threadIdx.x == 0) *cluster.map_shared_rank(&sums[k][rank], 0) = sum;  // into the leader's
+    cluster.sync();  // every block's store is visible in the leader (release / acquire)
+    if (rank == 0 && threadIdx.x == 0) {
+      T total = 0;
+      for (unsigned b = 0; b < size; ++b) total += sums[k][b];  // rank order: the same bits every run
+      out[r] = total;
+    }
+    // The barrier above also separates two block_sum calls, as vector_reads.cuh asks.
+    if (r + clusters < rows) sum = slice_sum(in + (r + clusters) * cols + begin, len);
+  }
+  // No block touches another's shared memory after the last cluster.sync() (the leader reads
+  // only its own), so every block may exit here: the leader cannot leave before the others
+  // have stored, since it takes part in that barrier.
+#endif
+}
+// [/docs:cluster-row]
+
+// ---- Short rows: a thread or a warp per row (step 06) -------------------------------------
+// A few elements per row: one thread each. A warp's 32 rows are contiguous, so its loads
+// together still cover whole cache lines.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_thread(const T* __restrict__ in, size_t rows, size_t cols,
+                                                        T* __restrict__ out) {
+  for (size_t r = blockIdx.x * size_t(kThreads) + threadIdx.x; r < rows; r += size_t(gridDim.x) * kThreads) {
+    const T* row = in + r * cols;
+    T sum = 0;
+    for (size_t j = 0; j < cols; ++j) sum += row[j];
+    out[r] = sum;
+  }
+}
+
+// Up to a few thousand elements: a warp per row, 16-byte loads over the row, cg::reduce in
+// registers (one REDUX for ints). No shared memory, no block barrier.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) rows_warp(const T* __restrict__ in, size_t rows, size_t cols,
+                                                      T* __restrict__ out) {
+  const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
+  const size_t warps = size_t(gridDim.x) * (kThreads / 32);
+  for (size_t r = (blockIdx.x * size_t(kThreads) + threadIdx.x) / 32; r < rows; r += warps) {
+    const T part = vector_reads::thread_sum<kVectorsInFlight>(in + r * cols, cols, warp.thread_rank(), 32);
+    const T sum = cg::reduce(warp, part, cg::plus<T>());
+    if (warp.thread_rank() == 0) out[r] = sum;
+  }
+}
+
+// ---- Launchers -----------------------------------------------------------------------------
+// Enough blocks for the rows (rows_per_block each), never more than fit at once: they stride.
+template <typename T>
+void launch_short_rows(void (*kernel)(const T*, size_t, size_t, T*), size_t rows_per_block, const T* in, size_t rows,
+                       size_t cols, T* out, const Launch& ctx) {
+  if (rows == 0) return;
+  const unsigned resident = harness::resident_blocks_of(kernel, kThreads);
+  const unsigned blocks = harness::grid_for(rows, rows_per_block, resident);
+  kernel<<<blocks, kThreads, 0, ctx.stream>>>(in, rows, cols, out);
+  CUDA_CHECK_LAUNCH();
+}
+
+// The cluster size for a shape (--cluster C overrides it): the largest power of two up to
+// kMaxCluster whose clusters take ALL rows in one round (rows <= clusters that fit), and no
+// slice below kMinSlice (a shorter one spends more on the barrier than on reading). Many rows
+// or short rows: C = 1, a block per row. Why not the smallest C with rows x C >= resident
+// blocks: then rows > clusters that fit, so a second round runs the leftover rows on a few
+// clusters while the rest of the GPU idles (64 rows at 3 blocks per SM on 132 SMs: C = 8,
+// about 49 clusters, then 15). Here every block has the same work from start to end and,
+// unless the rows are too few or too short for it, over half the GPU's block slots are busy,
+// each with 32 KiB of loads in flight.
+template <typename T>
+int cluster_size_for(size_t rows, size_t cols, const char* variant) {
+  if (harness::forced_cluster()) return harness::forced_cluster();
+  int c = 1;
+  while (c < kMaxCluster && cols / (2 * size_t(c)) >= kMinSlice &&
+         rows <= harness::clusters_that_fit(rows_cluster<T>, kThreads, 2 * c, 0, variant))
+    c *= 2;
+  return c;
+}
+
+// [docs:cluster-row-launch]
+// min(rows, clusters that fit) clusters, so that every cluster starts with a row; the
+// clusters stride over the rest.
+template <typename T>
+void cluster_rows(int cluster, const char* variant, const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
+  if (rows == 0) return;
+  if (cluster > kMaxCluster) throw harness::UsageError("--cluster: at most 16 blocks (the leader's slots)");
+  const unsigned fit = harness::clusters_that_fit(rows_cluster<T>, kThreads, cluster, 0, variant);
+  const unsigned clusters = unsigned(std::min<size_t>(rows, fit));
+  harness::check_cluster(harness::launch_clusters(rows_cluster<T>, clusters * unsigned(cluster), kThreads, cluster, 0,
+                                                  ctx.stream, in, rows, cols, out),
+                         cluster, variant, "cudaLaunchKernelEx", __FILE__, __LINE__);
+}
+// [/docs:cluster-row-launch]
+
+// auto: the group that suits the row length. Past kTileRowMaxCols it is cluster_row with the
+// size cluster_size_for picks: 1 (block_row) when the rows alone fill the GPU, more when they
+// are few and long. --cluster forces that size here too, as in cluster_row.
+template <typename T>
+void auto_rows(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
+  if (cols <= kThreadRowMaxCols) return launch_short_rows(rows_thread<T>, kThreads, in, rows, cols, out, ctx);
+  if (cols <= kTileRowMaxCols) return launch_short_rows(rows_warp<T>, kThreads / 32, in, rows, cols, out, ctx);
+  cluster_rows(cluster_size_for<T>(rows, cols, "auto"), "auto", in, rows, cols, out, ctx);
+}
+
+// ---- main ----------------------------------------------------------------------------------
+// A GPU without clusters (before sm_90) gets one line and exit 77 (clusters_unsupported).
+int main(int argc, char** argv) {
+  const char* step = "step09_cluster_rows";
+  return harness::run_problems(argc, argv, step, {
+      harness::segmented_problem(step, {
+          {"block_row", "a block per row (the cluster kernel with clusters of 1), 16-byte loads",
+           [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
+             cluster_rows(1, "block_row", in, rows, cols, out, ctx);
+           }, 0, 256},
+          {"cluster_row", "a cluster of C blocks per row (C from the shape, or --cluster), sums via DSMEM",
+           [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
+             using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+             cluster_rows(cluster_size_for<T>(rows, cols, "cluster_row"), "cluster_row", in, rows, cols, out, ctx);
+           }, 0, 256},
+          {"warp_row", "a warp per row, 16-byte loads, cg::reduce (auto's choice for short rows)",
+           [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
+             launch_short_rows(rows_warp<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, kThreads / 32, in,
+                               rows, cols, out, ctx);
+           }, size_t(1) << 17, 17},
+          {"auto", "a thread (cols <= 16), a warp (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",
+           [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) { auto_rows(in, rows, cols, out, ctx); }},
+      }),
+  }, harness::kBatch | harness::kCols | harness::kCluster, harness::clusters_unsupported);
+}
