@@ -4,7 +4,8 @@
 #
 #   check_exercise.sh [--solution] [--no-build] NN [BUILD_DIR]
 #
-#   NN           the exercise: 01..07 (1..7 also accepted)
+#   NN           the exercise: 01..07 or 09 (1..7 and 9 also accepted; there is no 08: step 08
+#                needs several GPUs)
 #   BUILD_DIR    the CMake build directory: by default the current directory when it is one
 #                (it holds CMakeCache.txt), else build/ at the top of the repository
 #                (configured here if it does not exist yet)
@@ -13,14 +14,15 @@
 #   --no-build   do not run `cmake --build`: the program must already be built (CTest uses it)
 #
 # Exit codes: 0 every check passed; 1 a check (or the build) failed; 2 bad arguments;
-# 77 no usable GPU (after the compile, nothing is run).
+# 77 no usable GPU, or for 09 a GPU without thread block clusters (before sm_90): after the
+# compile, nothing is run.
 # Environment: EX04_MIN_XCUB (default 0.85: exercise 04's speed target, x CUB at n = 2^28),
 # CHECK_TIMEOUT (seconds allowed per program run, default 300).
 # The full output of every run is left in BUILD_DIR/workshop-logs/<target>/.
 set -uo pipefail
 
 me=check_exercise.sh
-usage="usage: $me [--solution] [--no-build] NN [BUILD_DIR]   (NN = 01..07)"
+usage="usage: $me [--solution] [--no-build] NN [BUILD_DIR]   (NN = 01..07, 09)"
 die() { echo "$me: error: $1" >&2; echo "$usage" >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,7 +39,7 @@ done
 [ ${#positional[@]} -ge 1 ] || die "which exercise? give its number"
 [ ${#positional[@]} -le 2 ] || die "too many arguments: ${positional[*]}"
 nn=${positional[0]}
-[[ $nn =~ ^0?[1-7]$ ]] || die "unknown exercise '$nn' (choose 01..07)"
+[[ $nn =~ ^0?[1-79]$ ]] || die "unknown exercise '$nn' (choose 01..07, 09)"
 nn=$(printf '%02d' "$((10#$nn))")
 exdirs=("$root"/workshop/ex${nn}_*/)
 [ -d "${exdirs[0]}" ] || die "no workshop/ex${nn}_*/ directory in $root"
@@ -89,7 +91,11 @@ fi
 # ---- is there a GPU? ----------------------------------------------------------------------
 "$prog" --check --n 1 >"$logs/probe.log" 2>&1
 if [ $? = 77 ]; then
-  echo "$me: $target compiled; no usable CUDA GPU here ($(head -c 200 "$logs/probe.log" | tr -d '\n' | sed 's/.*(\(.*\)).*/\1/')), so nothing was run: skipped (exit 77)"
+  if grep -q 'cannot launch thread block clusters' "$logs/probe.log"; then  # exercise 09 before sm_90
+    echo "$me: $target compiled; this GPU has no thread block clusters (sm_90 or later needed), so nothing was run: skipped (exit 77)"
+  else
+    echo "$me: $target compiled; no usable CUDA GPU here ($(head -c 200 "$logs/probe.log" | tr -d '\n' | sed 's/.*(\(.*\)).*/\1/')), so nothing was run: skipped (exit 77)"
+  fi
   exit 77
 fi
 
@@ -132,6 +138,8 @@ specific_hint() {
   local general=$1
   if grep -qi 'misaligned address' "$log"; then
     echo "a 16-byte load from an address that is not a multiple of 16: the vector body must start after the head (head_count(): 0..3 elements, capped at n)"
+  elif [ "$nn" = 09 ] && grep -qiE 'illegal (memory access|address)|unspecified launch failure|address space' "$log"; then
+    echo "the kernel died: a DSMEM access to a block that was not running yet or had exited, or to a rank >= cluster.num_blocks(): store after barrier_wait(), into rank 0 (map_shared_rank(&block_sums[rank], 0)), and let blocks return only after cluster.sync()"
   elif grep -qiE 'illegal memory access|out of bounds' "$log"; then
     echo "a read or write outside the buffers: check every loop bound and the unsigned arithmetic (n - tail_begin, rows past the last one)"
   elif [ "$nn" = 07 ] && grep -qi 'unspecified launch failure' "$log"; then
@@ -287,6 +295,27 @@ case $nn in
   else
     fail "65536 blocks: not refused (exit $rc)" \
       "an ordinary <<<...>>> launch runs any grid; cudaLaunchCooperativeKernel refuses one that cannot be co-resident, wrap it in check_cooperative() (log: $log)"
+  fi
+  ;;
+09)
+  uses "each block's sum goes to the leader's shared memory (map_shared_rank)" 'map_shared_rank[[:space:]]*\(' \
+    "a plain block_sums[rank] is the calling block's own copy: store through cluster.map_shared_rank(&block_sums[rank], 0), the slot in block 0's shared memory"
+  if code | grep -qE '(cluster|this_cluster\(\))[[:space:]]*\.[[:space:]]*sync[[:space:]]*\(|cg::sync[[:space:]]*\(' ||
+     [ "$(code | grep -cE 'barrier_arrive[[:space:]]*\(')" -ge 2 ]; then
+    pass "a cluster barrier between the stores and the leader's reads (cluster.sync())"
+  else
+    fail "a cluster barrier between the stores and the leader's reads (cluster.sync())" \
+      "after the stores and before 'if (rank != 0) return;' every thread of every block must call cluster.sync(): the leader may read its slots only once every block's store has landed"
+  fi
+  correct "right sum, int and float, clusters of 2 and 8, n = 1 .. 2^24+7, offsets 0-1" \
+    "the leader must add EVERY block's sum, not only its own: each block stores into the leader's slot (map_shared_rank(..., 0)), cluster.sync(), then thread 0 of the leader adds block_sums[0 .. cluster.num_blocks()-1]" \
+    --check --dtype all --n 1,2,255,256,257,1031,4099,65537,2^20+1,2^24+7 --offset 0,1
+  if [ $rc = 0 ]; then
+    correct "right 10 times in a row (int and float, clusters of 2 and 8, n = 2^24+7)" \
+      "right only sometimes is a race: the leader read a slot before its block's store landed; cluster.sync() must come after the stores and before the leader reads, reached by every thread of every block" \
+      --check --dtype all --n 2^24+7 --repeat-results 10
+  else
+    fail "right 10 times in a row: not run" "the check above must pass first"
   fi
   ;;
 esac
