@@ -42,6 +42,8 @@ constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (n
 constexpr size_t kThreadRowMaxCols = 16;    // up to here a thread per row (step 06: fastest to 16)
 constexpr size_t kTileRowMaxCols = 8192;    // up to here a warp per row (H100: block_row 0.84x CUB at 4096)
 constexpr size_t kMinSlice = 4096;          // a block's slice of a row is never cut below this
+constexpr size_t kWarpVectorMinCols = 512;  // a warp reads rows this long as 16-byte vectors (H100, rows
+                                            // of 32-256: 1.1-1.9x the time of step 06's scalar tiles)
 
 template <typename T>
 __device__ T block_sum(T value) {  // step 07's: the block's sum in thread 0 (vector_reads.cuh)
@@ -135,15 +137,22 @@ __global__ void __launch_bounds__(kThreads) rows_thread(const T* __restrict__ in
   }
 }
 
-// Up to a few thousand elements: a warp per row, 16-byte loads over the row, cg::reduce in
-// registers (one REDUX for ints). No shared memory, no block barrier.
+// Up to a few thousand elements: a warp per row, 16-byte loads over rows of 512 or more (one
+// element per lane a round below), cg::reduce in registers (one REDUX for ints). No shared
+// memory, no block barrier.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) rows_warp(const T* __restrict__ in, size_t rows, size_t cols,
                                                       T* __restrict__ out) {
   const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
   const size_t warps = size_t(gridDim.x) * (kThreads / 32);
   for (size_t r = (blockIdx.x * size_t(kThreads) + threadIdx.x) / 32; r < rows; r += warps) {
-    const T part = vector_reads::thread_sum<kVectorsInFlight>(in + r * cols, cols, warp.thread_rank(), 32);
+    const T* row = in + r * cols;
+    T part = 0;
+    if (cols >= kWarpVectorMinCols) {
+      part = vector_reads::thread_sum<kVectorsInFlight>(row, cols, warp.thread_rank(), 32);
+    } else {  // a short row as 16-byte vectors leaves most lanes idle: one element per lane a round
+      for (size_t j = warp.thread_rank(); j < cols; j += 32) part += row[j];
+    }
     const T sum = cg::reduce(warp, part, cg::plus<T>());
     if (warp.thread_rank() == 0) out[r] = sum;
   }
