@@ -12,9 +12,18 @@ For every device found in the files it writes, into DIR:
     scaling_<gpu>.png      step 08 (several GPUs): GB/s vs n per GPU, one line per (variant, GPUs)
     normalize_<gpu>.png    step 07's normalization: median microseconds vs n, log-log, every
                            variant, CUB (DeviceReduce::Max + a scale kernel) and the copy floor
+    clusters_<gpu>.png     step 09 (int): left, the segmented sum's GB/s against the row length
+                           (auto, cluster_row, CUB DeviceSegmentedReduce, the floor); right, the
+                           whole-array sum's median microseconds per launch vs n, log-log, from
+                           batched_step09_clusters.csv (last_block, cluster_4, cluster_16,
+                           one_cluster, the floor)
 and headline.png: int GB/s vs n with the same curves, one panel per device (the README's figure).
 "Best variant" is the variant of the step that is fastest at the largest n. The floor is a
 plain vectorized read of the same n elements, timed in every run: a reduction can at best match it.
+Every program times CUB and the floor: a figure of one program takes them from that program's
+run (the rows' "run", see load). The figures show launches timed alone (batch 1), except the
+clusters figure's right panel: for it a file's batched_<name>.csv beside it (100 launches back
+to back per event pair) is read too, whether or not it is named.
 """
 import argparse
 from collections import defaultdict
@@ -31,10 +40,54 @@ import results  # noqa: E402
 
 STEP_COLORS = {"step00": "#8c564b", "step01": "#e377c2", "step02": "#7f7f7f", "step03": "#bcbd22",
                "step04": "#17becf", "step05": "#d62728", "step06": "#9467bd", "step07": "#2ca02c",
-               "step08": "#ff7f0e", "cub": "#1f77b4", "floor": "black"}
+               "step08": "#ff7f0e", "step09": "#8B008B", "cub": "#1f77b4", "floor": "black"}
 # The two references every run times: how the curves draw them.
 REFERENCE_STYLE = {results.CUB: dict(label=results.CUB_LABEL, color=STEP_COLORS["cub"], lw=2.5, ls="--"),
                    results.FLOOR: dict(label=results.FLOOR_LABEL, color=STEP_COLORS["floor"], lw=1.5, ls="--")}
+
+
+BATCHED_PREFIX = "batched_"  # plots/data/<gpu>/batched_<program>.csv: the harness's --batch rows
+
+
+def with_runs(rows):
+    """The rows (copies) with "run": the program whose run timed the row. A program's own row
+    is its step; CUB's and the floor's rows, which every program writes just before its own
+    rows of the same size, belong to the next program row in file order (or the last one
+    before them, if none follows). A row that has "run" already keeps it."""
+    out = [dict(r) for r in rows]
+    program = None
+    for r in reversed(out):
+        if not results.is_reference(r["step"]):
+            program = r["step"]
+        r.setdefault("run", r["step"] if not results.is_reference(r["step"]) else program)
+    program = None
+    for r in out:
+        if r["run"] is None:
+            r["run"] = program
+        elif not results.is_reference(r["step"]):
+            program = r["step"]
+    return out
+
+
+def load(paths):
+    """results.load of each file, its rows tagged with their program's "run" (with_runs, file
+    by file: one file may hold several programs' runs, as run_all.sh's does)."""
+    return [r for path in paths for r in with_runs(results.load([path]))]
+
+
+def batched_companions(paths):
+    """The batched_<name>.csv files beside the given <name>.csv files, those not given."""
+    given = {os.path.realpath(p) for p in paths}
+    found = []
+    for p in paths:
+        name = os.path.basename(p)
+        if name.startswith(BATCHED_PREFIX):
+            continue
+        q = os.path.join(os.path.dirname(p), BATCHED_PREFIX + name)
+        if os.path.isfile(q) and os.path.realpath(q) not in given:
+            given.add(os.path.realpath(q))
+            found.append(q)
+    return found
 
 
 def log2_label(n):
@@ -229,12 +282,16 @@ def scaling_figure(rows, device, path):
     return True
 
 
+STEP06 = "step06_cooperative_groups"
+
+
 def segmented_figure(rows, device, path):
     """Step 06's sum per row: GB/s (matrix read + row sums written, over the median time)
     against the row length, one line per variant, CUB's DeviceSegmentedReduce and the floor;
-    int and float panels. Only the 2^26-element sweep (the blog's 2^29 shape is a table)."""
-    seg = [r for r in rows if r["device"] == device and r["shape"].startswith("cols=") and r["n"] == 1 << 26
-           and r["verified"] and r["step"] in ("step06_cooperative_groups", "cub", "floor")]
+    int and float panels. Only the 2^26-element sweep (the blog's 2^29 shape is a table), and
+    CUB and the floor of step 06's own run (step 09's segmented sum times them at the same shapes)."""
+    seg = [r for r in with_runs(rows) if r["device"] == device and r["shape"].startswith("cols=") and r["n"] == 1 << 26
+           and r["verified"] and r["run"] == STEP06 and r["step"] in (STEP06, "cub", "floor")]
     if not seg:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
@@ -291,6 +348,79 @@ def normalize_figure(rows, device, path):
     return True
 
 
+STEP09, STEP09_ROWS = "step09_clusters", "step09_cluster_rows"
+SEGMENTED_N = 1 << 26  # the segmented sums' sweep: 2^26 elements in all, every row length
+# The clusters figure's curves: (step, variant) -> style. CUB and the floor: REFERENCE_STYLE's.
+CLUSTER_ROW_STYLES = {(STEP09_ROWS, "auto"): dict(label="auto (thread, warp or cluster per row)",
+                                                  color=STEP_COLORS["step09"], lw=2, ls="-"),
+                      (STEP09_ROWS, "cluster_row"): dict(label="cluster_row (a cluster of C blocks per row)",
+                                                         color="#ff7f0e", lw=1.5, ls="-"),
+                      results.CUB: dict(REFERENCE_STYLE[results.CUB], label="CUB DeviceSegmentedReduce::Sum"),
+                      ("floor", "read_write"): dict(REFERENCE_STYLE[results.FLOOR], label="floor (read + write)")}
+CLUSTER_STYLES = {(STEP09, "last_block"): dict(label="last_block (step 07's, no cluster)", color=STEP_COLORS["step07"],
+                                               lw=2, ls="-"),
+                  (STEP09, "cluster_4"): dict(label="cluster_4", color="#ff7f0e", lw=1.5, ls="-"),
+                  (STEP09, "cluster_16"): dict(label="cluster_16", color=STEP_COLORS["step09"], lw=1.5, ls="-"),
+                  (STEP09, "one_cluster"): dict(label="one_cluster (16 blocks, no partials)", color="#d62728",
+                                                lw=1.5, ls="-."),
+                  results.FLOOR: REFERENCE_STYLE[results.FLOOR]}
+
+
+def no_data(ax, what):
+    ax.text(0.5, 0.5, f"no {what} measured", transform=ax.transAxes, ha="center", va="center", fontsize=9)
+
+
+def clusters_figure(rows, device, path, dtype="int"):
+    """Step 09, two panels. Left: step09_cluster_rows, GB/s against the row length at 2^26
+    elements, auto and cluster_row beside CUB's DeviceSegmentedReduce and the read + write
+    floor of that same run. Right: step09_clusters, median microseconds per launch against n,
+    log-log, from its batched rows (warm launches back to back; the largest batch measured,
+    or the launches timed alone without such rows): last_block, cluster_4, cluster_16,
+    one_cluster and the floor of that run. Returns False (and writes nothing) when the device
+    has neither program's rows."""
+    mine = [r for r in with_runs(rows) if r["device"] == device and r["dtype"] == dtype and r["verified"]]
+    seg = [r for r in mine if r["run"] == STEP09_ROWS and r["shape"].startswith("cols=") and r["n"] == SEGMENTED_N
+           and r["batch"] == results.SWEEP_BATCH]
+    arr = [r for r in mine if r["run"] == STEP09 and r["shape"] == results.ARRAY]
+    if not seg and not arr:
+        return False
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+    lines = defaultdict(dict)
+    for r in seg:
+        lines[(r["step"], r["variant"])][int(r["shape"].split("=", 1)[1])] = r["gbps"]
+    for key, style in CLUSTER_ROW_STYLES.items():
+        if key in lines:
+            xs = sorted(lines[key])
+            left.plot(xs, [lines[key][x] for x in xs], marker="o", ms=3, **style)
+    if not any(k in lines for k in CLUSTER_ROW_STYLES):
+        no_data(left, f"{STEP09_ROWS} rows")
+    left.set_xscale("log", base=2)
+    left.set_yscale("log")
+    left.set_xlabel(f"row length (elements per row; {log2_label(SEGMENTED_N)} elements in all)")
+    left.set_ylabel("GB/s (matrix + row sums / median time)")
+    left.grid(alpha=0.3, which="both")
+    left.set_title(f"Segmented sum ({STEP09_ROWS}), {dtype}", fontsize=10)
+    left.legend(fontsize=8, loc="lower right")
+    batch = max((r["batch"] for r in arr), default=results.SWEEP_BATCH)
+    c = results.curves(arr, device, dtype, field="ms", batch=batch)
+    draw_keys = [k for k in CLUSTER_STYLES if k in c]
+    for key in draw_keys:
+        by_n = c[key]
+        right.plot(list(by_n), [1000.0 * v for v in by_n.values()], marker="o", ms=3, **CLUSTER_STYLES[key])
+    if not draw_keys:
+        no_data(right, f"{STEP09} rows")
+    how = f"{batch} warm launches back to back per timing" if batch > 1 else "each launch timed alone"
+    log_log_time_axes(right, f"n ({dtype} elements)", f"Whole-array sum ({STEP09}), {dtype}: {how}")
+    right.title.set_fontsize(10)
+    right.set_ylabel("median time per launch (µs, log scale)")
+    right.legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"Step 09: thread block clusters, a sum per row and one sum of the array ({device})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def headline_figure(rows, path):
     devs = results.devices(rows)
     fig, axes = plt.subplots(1, len(devs), figsize=(6.5 * len(devs), 5), squeeze=False)
@@ -308,8 +438,10 @@ def main(argv=None):
     ap.add_argument("csv", nargs="+")
     a = ap.parse_args(argv)
     # The figures show the sweeps' method, each launch timed alone: rows timed in batches
-    # (--batch B) answer other questions, in tables that say so (results.noise_table).
-    rows = [r for r in results.load(a.csv) if r["batch"] == results.SWEEP_BATCH]
+    # (--batch B) answer other questions, in tables that say so (results.noise_table), and in
+    # the clusters figure's right panel (all_rows: also the batched_*.csv beside the files).
+    all_rows = load(a.csv + batched_companions(a.csv))
+    rows = [r for r in all_rows if r["batch"] == results.SWEEP_BATCH]
     if not rows:
         sys.exit("plot.py: no rows in " + ", ".join(a.csv))
     os.makedirs(a.out, exist_ok=True)
@@ -335,6 +467,9 @@ def main(argv=None):
             written.append(p)
         p = os.path.join(a.out, f"normalize_{s}.png")
         if normalize_figure(rows, dev, p):
+            written.append(p)
+        p = os.path.join(a.out, f"clusters_{s}.png")
+        if clusters_figure(all_rows, dev, p):
             written.append(p)
     if single:
         p = os.path.join(a.out, "headline.png")

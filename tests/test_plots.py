@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "plots"))
@@ -87,6 +88,37 @@ def old_sample_csv(path):
                           for v, frac in variants]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def drawn(fn, *args, **kwargs):
+    """Calls a figure function of plot.py; returns what it returned and, for the figure it
+    drew, per panel {line label: (xs, ys)} and the panel's title (the figure's suptitle too)."""
+    import plot
+    figs, close = [], plot.plt.close
+
+    def keep(fig=None):
+        if hasattr(fig, "axes"):  # a Figure, not "all" or a name
+            figs.append(fig)
+        close(fig)
+
+    with mock.patch.object(plot.plt, "close", keep):
+        result = fn(*args, **kwargs)
+    panels = [({line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in ax.get_lines()},
+               ax.get_title()) for fig in figs for ax in fig.axes]
+    titles = [fig._suptitle.get_text() for fig in figs if fig._suptitle is not None]
+    return result, panels, titles
+
+
+def segmented_rows(step, variants, n=1 << 26, cols=(1, 16, 256, 4096)):
+    """Rows of one segmented-sum run (13 columns): per row length CUB, the floor, then the
+    program's variants, as the harness writes them; variants: [(step, variant, GB/s, min cols)]."""
+    lines = []
+    for dtype in ("int", "float"):
+        for c in cols:
+            for s, v, g, min_cols in variants:
+                if c >= min_cols:
+                    lines.append(row(s, v, dtype, n, g, "true", f",1.0000,1.0000,cols={c}"))
+    return lines
 
 
 def table_line(table, start):
@@ -397,6 +429,126 @@ class Results(unittest.TestCase):
         with open(path, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         self.assertFalse(plot.segmented_figure(self.rows, "Sample GPU", path + ".none.png"))
+
+    def test_segmented_figure_keeps_step06_run(self):
+        """Step 09's segmented sum times CUB and the floor at the same shapes as step 06: the
+        step 06 figure draws those of step 06's own run only, whether the runs come in two
+        files or one after the other in one file (run_all.sh's)."""
+        import plot
+        step06 = segmented_rows("step06_cooperative_groups",
+                                [("cub", "cub", 100.0, 1), ("floor", "read_write", 950.0, 1),
+                                 ("step06_cooperative_groups", "tile_cg_reduce", 800.0, 1)])
+        step09 = segmented_rows("step09_cluster_rows",
+                                [("cub", "cub", 111.0, 1), ("floor", "read_write", 999.0, 1),
+                                 ("step09_cluster_rows", "auto", 700.0, 1)])
+        one = self.write("step06_cooperative_groups.csv", "\n".join([NO_SPREAD_HEADER] + step06) + "\n")
+        two = self.write("step09_cluster_rows.csv", "\n".join([NO_SPREAD_HEADER] + step09) + "\n")
+        both = self.write("run_all.csv", "\n".join([NO_SPREAD_HEADER] + step06 + step09) + "\n")
+        path = os.path.join(self.tmp.name, "segmented.png")
+        _, alone, _ = drawn(plot.segmented_figure, plot.load([one]), "Sample GPU", path)
+        self.assertEqual(alone[0][0]["CUB DeviceSegmentedReduce::Sum"][1], [100.0] * 4)
+        self.assertEqual(alone[0][0]["floor (read + write)"][1], [950.0] * 4)
+        for rows in (plot.load([one, two]), plot.load([both]), results.load([one, two]), results.load([both])):
+            _, panels, _ = drawn(plot.segmented_figure, rows, "Sample GPU", path)
+            self.assertEqual(panels, alone)
+
+    def test_clusters_figure(self):
+        """Step 09's two programs give clusters_<gpu>.png through main(), with only the
+        step*.csv files named: left, the segmented sum's auto and cluster_row with CUB and the
+        floor of that run (not step 06's); right, the whole-array sum's median microseconds per
+        launch from batched_step09_clusters.csv beside them (not the launches timed alone,
+        not another program's batched floor). A device without step 09 rows gets none."""
+        import plot
+        data = os.path.join(self.tmp.name, "data", "sample_gpu")
+        os.makedirs(data)
+
+        def write(name, lines):
+            path = os.path.join(data, name)
+            with open(path, "w") as f:
+                f.write("\n".join([HEADER] + lines) + "\n")
+            return path
+
+        cols = (1, 16, 256, 4096, 1 << 20)
+        rows06 = segmented_rows("step06_cooperative_groups", [("cub", "cub", 100.0, 1), ("floor", "read_write", 950.0, 1),
+                                ("step06_cooperative_groups", "tile_cg_reduce", 800.0, 1)], cols=cols)
+        rows09 = segmented_rows("step09_cluster_rows", [("cub", "cub", 111.0, 1), ("floor", "read_write", 999.0, 1),
+                                ("step09_cluster_rows", "block_row", 600.0, 256),
+                                ("step09_cluster_rows", "cluster_row", 650.0, 256),
+                                ("step09_cluster_rows", "auto", 900.0, 1)], cols=cols)
+        sizes = [1 << e for e in (10, 14, 18, 22)]
+        us = {"cub": 5.0, "read": 2.0, "last_block": 3.0, "cluster_4": 3.5, "cluster_16": 4.0, "one_cluster": 4.5,
+              "dims_2": 3.8, "one_block": 2.5}
+
+        def array_rows(step, variants, batch, slower=1.0, floor_us=None):
+            lines = []
+            for dtype in ("int", "float"):
+                for n in sizes:
+                    for s, v in [("cub", "cub"), ("floor", "read")] + [(step, v) for v in variants]:
+                        t = (floor_us if v == "read" and floor_us else us[v]) * slower * (1 + n / 2 ** 22)
+                        ms = t / 1000
+                        g = n * 4 / ms / 1e6
+                        lines.append(row(s, v, dtype, n, g, "true", ",1.0000,1.0000,array" + spread(ms, batch)))
+            return lines
+
+        cluster_variants = ["last_block", "cluster_4", "cluster_16", "one_cluster", "dims_2"]
+        named = [write("step06_cooperative_groups.csv", [l + NO_SPREAD for l in rows06]),
+                 write("step07_cooperative_grid.csv", array_rows("step07_cooperative_grid", ["one_block"], 1, 4.0)),
+                 write("step09_cluster_rows.csv", [l + NO_SPREAD for l in rows09]),
+                 write("step09_clusters.csv", array_rows("step09_clusters", cluster_variants, 1, 3.0))]
+        write("batched_step07_cooperative_grid.csv", array_rows("step07_cooperative_grid", ["one_block"], 100, floor_us=1.0))
+        write("batched_step09_clusters.csv", array_rows("step09_clusters", cluster_variants, 100))
+        out = os.path.join(self.tmp.name, "png")
+        (written, figures, titles) = drawn(plot.main, ["--out", out] + named)
+        target = os.path.join(out, "clusters_sample_gpu.png")
+        self.assertIn(target, written)
+        with open(target, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(target), 10000)
+        self.assertEqual(plot.batched_companions(named), [os.path.join(data, "batched_step07_cooperative_grid.csv"),
+                                                          os.path.join(data, "batched_step09_clusters.csv")])
+        # The clusters figure as main() drew it, and drawn alone from the same files in the
+        # other order (step 06's CUB after step 09's: no last-one-wins)
+        self.assertTrue(any(t.startswith("Step 09") and "Sample GPU" in t for t in titles), titles)
+        first = [i for i, (_, t) in enumerate(figures) if t.startswith("Segmented sum")]
+        self.assertEqual(len(first), 1, figures)
+        by_main = figures[first[0]:first[0] + 2]
+        rows = plot.load(list(reversed(named + plot.batched_companions(named))))
+        ok, panels, titles = drawn(plot.clusters_figure, rows, "Sample GPU", os.path.join(out, "again.png"))
+        self.assertTrue(ok)
+        self.assertEqual(len(panels), 2)
+        self.assertEqual(panels, by_main)
+        self.assertEqual(len(titles), 1)
+        self.assertIn("Sample GPU", titles[0])
+        (left, left_title), (right, right_title) = panels
+        self.assertIn("Segmented sum", left_title)
+        self.assertIn("int", left_title)
+        self.assertEqual(sorted(left), sorted(["auto (thread, warp or cluster per row)",
+                                               "cluster_row (a cluster of C blocks per row)",
+                                               "CUB DeviceSegmentedReduce::Sum", "floor (read + write)"]))
+        self.assertEqual(left["auto (thread, warp or cluster per row)"], (list(cols), [900.0] * 5))
+        self.assertEqual(left["cluster_row (a cluster of C blocks per row)"], ([256, 4096, 1 << 20], [650.0] * 3))
+        self.assertEqual(left["CUB DeviceSegmentedReduce::Sum"], (list(cols), [111.0] * 5))  # step 09's run, not 06's
+        self.assertEqual(left["floor (read + write)"], (list(cols), [999.0] * 5))
+        self.assertIn("Whole-array sum", right_title)
+        self.assertIn("100 warm launches back to back", right_title)
+        labels = {"last_block": "last_block (step 07's, no cluster)", "cluster_4": "cluster_4", "cluster_16": "cluster_16",
+                  "one_cluster": "one_cluster (16 blocks, no partials)", "read": "floor (plain read)"}
+        self.assertEqual(sorted(right), sorted(labels.values()))
+        for v, label in labels.items():
+            xs, ys = right[label]
+            self.assertEqual(xs, sizes, label)
+            # the batched rows' median per launch in µs: not the single launches (3x), nor
+            # step 07's batched floor (1 µs)
+            for n, y in zip(xs, ys):
+                self.assertAlmostEqual(y, us[v] * (1 + n / 2 ** 22), places=2, msg=label)
+        # Without step 09's rows: no figure, nothing written
+        self.assertFalse(plot.clusters_figure(self.rows, "Sample GPU", os.path.join(out, "none.png")))
+        self.assertFalse(os.path.exists(os.path.join(out, "none.png")))
+        # Without the batched file the right panel shows the launches timed alone, and says so
+        alone = [r for r in rows if r["batch"] == 1]
+        _, panels, _ = drawn(plot.clusters_figure, alone, "Sample GPU", os.path.join(out, "alone.png"))
+        self.assertIn("each launch timed alone", panels[1][1])
+        self.assertAlmostEqual(panels[1][0]["cluster_4"][1][0], 3 * us["cluster_4"] * (1 + 2 ** 10 / 2 ** 22), places=2)
 
     def test_normalize_figure(self):
         """Step 07's normalization rows (shape normalize, with CUB and the copy floor) give
