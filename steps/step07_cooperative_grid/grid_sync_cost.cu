@@ -10,13 +10,11 @@
 // Prints a table, and with --csv FILE one row per grid (device name in every row).
 #include <cooperative_groups.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "harness.cuh"
+#include "cost_probe.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -27,34 +25,13 @@ __global__ void sync_loop(int syncs) {
 
 __global__ void empty_kernel() {}
 
-struct CostOptions {
-  int syncs = 1000, reps = 101, device = 0;
+struct Options : harness::ProbeOptions {
+  int syncs = 1000;
   std::vector<int> threads{1024, 256};
-  std::string csv;
-  bool help = false;
 };
-
-static CostOptions parse(int argc, char** argv) {
-  CostOptions o;
-  harness::scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
-    if (flag == "--help" || flag == "-h") o.help = true;
-    else if (flag == "--syncs") o.syncs = harness::parse_int(take(), "--syncs", 1, 1000000);
-    else if (flag == "--reps") o.reps = harness::parse_int(take(), "--reps", 1, 1000);
-    else if (flag == "--device") o.device = harness::parse_int(take(), "--device", 0, 1023);
-    else if (flag == "--csv") {
-      o.csv = take();
-      if (o.csv.empty()) throw harness::UsageError("--csv: empty file name");
-    } else if (flag == "--threads") {
-      o.threads.clear();
-      for (const auto& s : harness::split_commas(take())) {
-        const int t = harness::parse_int(s, "--threads", 32, 1024);
-        if (t % 32) throw harness::UsageError("--threads: must be a multiple of 32 (got '" + s + "')");
-        o.threads.push_back(t);
-      }
-    } else throw harness::UsageError(flag + ": unknown flag (see --help)");
-  });
-  return o;
-}
+const harness::Probe kProbe{"grid_sync_cost", 101, harness::cooperative_unsupported,  // --reps 101 by default
+                            "device,cuda,threads,blocks_per_sm,blocks,syncs,us_per_sync,us_coop_launch,"
+                            "us_plain_launch,us_per_kernel"};
 
 // Median time in ms of `launch`, each run between its own pair of events.
 template <class F>
@@ -68,29 +45,15 @@ static void launch_sync_loop(unsigned blocks, int threads, int syncs, cudaStream
   CUDA_CHECK(harness::launch_cooperative(sync_loop, blocks, threads, 0, s, syncs));
 }
 
-static int run(const CostOptions& opt, const char* prog) {
-  if (harness::cooperative_unsupported(opt.device, prog)) return 77;
-  const harness::DeviceInfo dev = harness::device_info(opt.device);
-  cudaStream_t s;
-  CUDA_CHECK(cudaStreamCreate(&s));
+static void run(const Options& opt, const harness::DeviceInfo& dev, harness::ProbeCsv& csv, cudaStream_t s) {
   std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s: %d grid.sync() per launch, median of %d launches\n"
               "us/sync = (time with %d syncs - time with 0) / %d; coop launch = one cooperative launch with 0 syncs;\n"
               "plain launch = the same kernel with <<<>>>; us/kernel = a CUDA graph of %d empty kernels of the same\n"
               "grid / %d (the cost of a kernel boundary)\n"
               "%7s %9s %7s %9s %16s %17s %10s\n",
-              prog, dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sms, dev.cuda.c_str(), opt.syncs, opt.reps,
-              opt.syncs, opt.syncs, opt.syncs, opt.syncs, "threads", "blocks/SM", "blocks", "us/sync", "coop launch us",
-              "plain launch us", "us/kernel");
-  std::ofstream csv;
-  if (!opt.csv.empty()) {
-    std::ifstream probe(opt.csv);
-    const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
-    csv.open(opt.csv, std::ios::app);
-    if (!csv) throw std::runtime_error("--csv: cannot open " + opt.csv + " for appending");
-    if (fresh) csv << "device,cuda,threads,blocks_per_sm,blocks,syncs,us_per_sync,us_coop_launch,us_plain_launch,us_per_kernel\n";
-  }
-  std::string device = dev.name;
-  std::replace(device.begin(), device.end(), ',', ' ');
+              kProbe.name, dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sms, dev.cuda.c_str(), opt.syncs,
+              opt.reps, opt.syncs, opt.syncs, opt.syncs, opt.syncs, "threads", "blocks/SM", "blocks", "us/sync",
+              "coop launch us", "plain launch us", "us/kernel");
   for (int threads : opt.threads) {
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sync_loop, threads, 0));
@@ -115,25 +78,25 @@ static int run(const CostOptions& opt, const char* prog) {
       const double us_sync = (ms_k - ms_0) * 1e3 / opt.syncs, us_kernel = ms_graph * 1e3 / opt.syncs;
       std::printf("%7d %9d %7u %9.3f %16.2f %17.2f %10.3f\n", threads, b, blocks, us_sync, ms_0 * 1e3, ms_plain * 1e3,
                   us_kernel);
-      if (csv.is_open())
-        csv << device << "," << dev.cuda << "," << threads << "," << b << "," << blocks << "," << opt.syncs << ","
-            << us_sync << "," << ms_0 * 1e3 << "," << ms_plain * 1e3 << "," << us_kernel << "\n";
+      csv.row(threads, b, blocks, opt.syncs, us_sync, ms_0 * 1e3, ms_plain * 1e3, us_kernel);
     }
   }
-  CUDA_CHECK(cudaStreamDestroy(s));
-  return 0;
 }
 
 int main(int argc, char** argv) {
-  const char* prog = "grid_sync_cost";
-  CostOptions opt;
-  try {
-    opt = parse(argc, argv);
-  } catch (const harness::UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", prog, e.what());
-    return 2;
-  }
-  if (opt.help) {
+  auto own_flags = [](Options& o, const std::string& flag, auto& take) {
+    if (flag == "--syncs") o.syncs = harness::parse_int(take(), "--syncs", 1, 1000000);
+    else if (flag == "--threads") {
+      o.threads.clear();
+      for (const auto& s : harness::split_commas(take())) {
+        const int t = harness::parse_int(s, "--threads", 32, 1024);
+        if (t % 32) throw harness::UsageError("--threads: must be a multiple of 32 (got '" + s + "')");
+        o.threads.push_back(t);
+      }
+    } else return false;
+    return true;
+  };
+  auto help = [] {
     std::printf("%s: microseconds per cg::this_grid().sync() against the number of blocks.\n"
                 "Options:\n"
                 "  --syncs K             grid syncs per launch (default 1000)\n"
@@ -143,11 +106,7 @@ int main(int argc, char** argv) {
                 "  --device K            GPU to use (default 0)\n"
                 "  --help                this text\n"
                 "Exit codes: 0 ok, 1 CUDA error, 2 bad flag, 77 no usable GPU.\n",
-                prog);
-    return 0;
-  }
-  return harness::exit_code_of(prog, [&] {
-    if (int code = harness::open_device(opt.device, prog); code >= 0) return code;
-    return run(opt, prog);
-  });
+                kProbe.name);
+  };
+  return harness::probe_main<Options>(argc, argv, kProbe, own_flags, help, run);
 }

@@ -6,19 +6,18 @@
 //   bandwidth  every thread reading 32 KiB with 16-byte loads: a peer's shared memory, its own, L2
 // The latency and bandwidth kernels take over half an SM's shared memory, so one block fits per SM:
 // the peer block of a cluster is then on another SM, and a DSMEM load really leaves the SM.
-// Prints tables; with --csv FILE one row per measurement (kCsvHeader, the device in every row).
+// Prints tables; with --csv FILE one row per measurement (kProbe's header, the device in every row).
 #include <cooperative_groups.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "clusters.cuh"
-#include "harness.cuh"
+#include "cost_probe.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -30,7 +29,8 @@ constexpr int kHops = 1 << 14;                // timed dependent loads per chase
 constexpr int kChaseThreads = 32;             // one thread chases; its warp fills the chain
 constexpr int kReadVectors = 32 * 1024 / 16;  // 32 KiB of 16-byte vectors per block
 constexpr int kPasses = 4096;                 // times each block reads them
-constexpr const char* kCsvHeader = "device,cuda,probe,cluster,metric,median,min,max,unit";
+const harness::Probe kProbe{"cluster_cost", 21, harness::clusters_unsupported,  // --reps 21 by default
+                            "device,cuda,probe,cluster,metric,median,min,max,unit"};
 enum Barrier { kClusterSync, kRelaxed, kSyncthreads };
 enum Source { kPeer, kOwn, kL2 };
 
@@ -127,61 +127,15 @@ __global__ void __launch_bounds__(kThreads) read_kernel(int source, int passes, 
 #endif
 }
 
-struct Options {
-  int reps = 21, batch = 500, device = 0;
-  std::string csv;  // empty: no CSV
-  bool help = false;
-};
-
-static Options parse(int argc, char** argv) {
-  Options o;
-  harness::scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
-    if (flag == "--help" || flag == "-h") o.help = true;
-    else if (flag == "--reps") o.reps = harness::parse_int(take(), "--reps", 1, 1000);
-    else if (flag == "--batch") o.batch = harness::parse_int(take(), "--batch", 1, 1000);
-    else if (flag == "--device") o.device = harness::parse_int(take(), "--device", 0, 1023);
-    else if (flag == "--csv") {
-      o.csv = take();
-      if (o.csv.empty()) throw harness::UsageError("--csv: empty file name");
-    } else throw harness::UsageError(flag + ": unknown flag (see --help)");
-  });
-  return o;
-}
-
-struct Stat { double median, min, max; };
-static Stat stat_of(const std::vector<double>& v) {
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return {harness::median_of(v), *lo, *hi};
-}
+struct Options : harness::ProbeOptions { int batch = 500; };
+using harness::Stat, harness::stat_of;
 
 // Each measurement: a CSV row (with --csv) and a table cell, "median (min-max)".
-class Report {
- public:
-  Report(const harness::DeviceInfo& dev, const std::string& path) : device_(dev.name), cuda_(dev.cuda) {
-    std::replace(device_.begin(), device_.end(), ',', ' ');
-    if (path.empty()) return;
-    std::ifstream old(path);  // checked before anything is measured: one schema per file
-    std::string first;
-    const bool fresh = !(old.good() && std::getline(old, first) && !first.empty());
-    if (!fresh && first != kCsvHeader)
-      throw harness::UsageError("--csv: " + path + " starts with another header; give a new file");
-    csv_.open(path, std::ios::app);
-    if (!csv_) throw std::runtime_error("--csv: cannot open " + path + " for appending");
-    if (fresh) csv_ << kCsvHeader << "\n";
-  }
-  std::string put(const char* probe, int c, const char* metric, const Stat& s, const char* unit, int digits) {
-    if (csv_.is_open())
-      csv_ << device_ << ',' << cuda_ << ',' << probe << ',' << c << ',' << metric << ',' << s.median << ',' << s.min
-           << ',' << s.max << ',' << unit << '\n';
-    char cell[80];
-    std::snprintf(cell, sizeof cell, "%.*f (%.*f-%.*f)", digits, s.median, digits, s.min, digits, s.max);
-    return cell;
-  }
-
- private:
-  std::string device_, cuda_;
-  std::ofstream csv_;
-};
+static std::string put(harness::ProbeCsv& out, const char* probe, int c, const char* metric, const Stat& s,
+                       const char* unit, int digits) {
+  out.row(probe, c, metric, s.median, s.min, s.max, unit);
+  return harness::cell_of(s, digits);
+}
 
 // The clusters of C blocks of `kernel` that fit at once, or 0 after one line saying why none can.
 template <typename Kernel>
@@ -195,37 +149,7 @@ static unsigned fit_or_skip(Kernel kernel, unsigned threads, int c, size_t smem,
   }
 }
 
-// us per launch, of `reps` batches (after an untimed one) of `batch` launches between one pair of
-// events: a launch takes about a microsecond, an event pair resolves about 0.5 us. A spin kernel
-// holds the stream until the host has queued the batch, so host time is never inside; if the GPU
-// reached `start` first even so, the hold doubles and the batch runs again.
-template <class F>
-static std::vector<double> per_launch_us(int reps, int batch, cudaStream_t s, F&& launch) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  uint64_t hold_ns = uint64_t(10000) * uint64_t(batch);
-  std::vector<double> us;
-  for (int r = -1; r < reps;) {  // r = -1: a warm-up batch; r moves on only after a sound batch
-    harness::wait_ns_kernel<<<1, 1, 0, s>>>(hold_ns);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(start, s));
-    for (int b = 0; b < batch; ++b) launch();
-    CUDA_CHECK(cudaEventRecord(stop, s));
-    const bool early = harness::event_done(start);
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (early && (hold_ns *= 2) > uint64_t(2000000000))
-      throw harness::UsageError("--batch: " + std::to_string(batch) + " launches cannot be queued in time; try fewer");
-    if (!early && r++ >= 0) us.push_back(ms * 1e3 / batch);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  return us;
-}
-
-static void probe_launch(const Options& opt, Report& out, cudaStream_t s) {
+static void probe_launch(const Options& opt, harness::ProbeCsv& out, cudaStream_t s) {
   std::printf("\nlaunch: an empty kernel, grid = clusters that fit at once (cudaOccupancyMaxActiveClusters) x C\n"
               "blocks of %d threads; us per launch, %d launches back to back between one pair of events\n"
               "%3s %8s %6s  %-26s %s\n", kThreads, opt.batch, "C", "clusters", "blocks", "as clusters us",
@@ -235,15 +159,15 @@ static void probe_launch(const Options& opt, Report& out, cudaStream_t s) {
     if (!clusters) continue;
     auto as_clusters = [&] { CUDA_CHECK(harness::launch_clusters(empty_kernel, blocks, kThreads, c, 0, s)); };
     auto plain = [&] { empty_kernel<<<blocks, kThreads, 0, s>>>(); CUDA_CHECK_LAUNCH(); };
-    const Stat cl = stat_of(per_launch_us(opt.reps, opt.batch, s, as_clusters));
-    const Stat pl = stat_of(per_launch_us(opt.reps, opt.batch, s, plain));
+    const Stat cl = stat_of(harness::per_launch_us(opt.reps, opt.batch, s, as_clusters));
+    const Stat pl = stat_of(harness::per_launch_us(opt.reps, opt.batch, s, plain));
     std::printf("%3d %8u %6u  %-26s %s\n", c, clusters, blocks,
-                out.put("launch", c, "cluster_launch", cl, "us", 3).c_str(),
-                out.put("launch", c, "plain_launch", pl, "us", 3).c_str());
+                put(out, "launch", c, "cluster_launch", cl, "us", 3).c_str(),
+                put(out, "launch", c, "plain_launch", pl, "us", 3).c_str());
   }
 }
 
-static void probe_sync(const Options& opt, Report& out, cudaStream_t s) {
+static void probe_sync(const Options& opt, harness::ProbeCsv& out, cudaStream_t s) {
   std::printf("\nsync: ns per barrier = (kernel with %d barriers - the same with 0) / %d, the two timed in turn each\n"
               "rep; grid = clusters that fit x C blocks of %d threads\n%3s %6s  %-26s %-26s %s\n", kSyncs, kSyncs,
               kThreads, "C", "blocks", "cluster.sync() ns", "arrive.relaxed+wait ns", "__syncthreads() ns");
@@ -263,13 +187,13 @@ static void probe_sync(const Options& opt, Report& out, cudaStream_t s) {
         const double with_0 = harness::event_pair_times(1, s, [&] { launch(0); }, [] {})[0];
         ns.push_back((with_k - with_0) * 1e6 / kSyncs);
       }
-      std::printf(" %-26s", out.put("sync", c, metrics[barrier], stat_of(ns), "ns", 1).c_str());
+      std::printf(" %-26s", put(out, "sync", c, metrics[barrier], stat_of(ns), "ns", 1).c_str());
     }
     std::printf("\n");
   }
 }
 
-static void probe_latency(const Options& opt, Report& out, cudaStream_t s, size_t smem, double rated_ghz) {
+static void probe_latency(const Options& opt, harness::ProbeCsv& out, cudaStream_t s, size_t smem, double rated_ghz) {
   std::vector<unsigned> next(kChain);  // a random cycle through all entries (Sattolo's shuffle)
   std::iota(next.begin(), next.end(), 0u);
   std::mt19937 rng(2024);
@@ -305,18 +229,18 @@ static void probe_latency(const Options& opt, Report& out, cudaStream_t s, size_
     std::printf("%3d ", c);
     for (int w = 0; w < 4; ++w) {
       const Stat sc = stat_of(cycles[w]), sn = stat_of(ns[w]);
-      out.put("latency", c, metrics[w], sc, "cycles/hop", 1);
-      out.put("latency", c, metrics[w], sn, "ns/hop", 1);
+      put(out, "latency", c, metrics[w], sc, "cycles/hop", 1);
+      put(out, "latency", c, metrics[w], sn, "ns/hop", 1);
       std::printf("  %6.1f cyc %6.1f ns     ", sc.median, sn.median);
     }
     std::printf(" %.2f\n", stat_of(ghz).median);
-    out.put("latency", c, "sm_clock", stat_of(ghz), "GHz", 2);
+    put(out, "latency", c, "sm_clock", stat_of(ghz), "GHz", 2);
   }
   CUDA_CHECK(cudaFree(d_chain));
   CUDA_CHECK(cudaFree(d_out));
 }
 
-static void probe_bandwidth(const Options& opt, Report& out, cudaStream_t s, size_t smem, int sms) {
+static void probe_bandwidth(const Options& opt, harness::ProbeCsv& out, cudaStream_t s, size_t smem, int sms) {
   int per_sm = 0;  // 1 by design; the L2 buffer has a 32 KiB slice for each block that fits
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, kThreads, smem));
   const size_t slice = kReadVectors * sizeof(int4), l2_bytes = size_t(sms) * size_t(std::max(per_sm, 1)) * slice;
@@ -342,7 +266,7 @@ static void probe_bandwidth(const Options& opt, Report& out, cudaStream_t s, siz
       std::vector<double> gbps;
       for (double ms : harness::event_pair_times(opt.reps, s, launch, [] {}))
         gbps.push_back(double(blocks) * kPasses * double(slice) / (ms * 1e6));
-      std::printf(" %-24s", out.put("bandwidth", c, metrics[source], stat_of(gbps), "GB/s", 0).c_str());
+      std::printf(" %-24s", put(out, "bandwidth", c, metrics[source], stat_of(gbps), "GB/s", 0).c_str());
     }
     std::printf("\n");
   }
@@ -350,10 +274,7 @@ static void probe_bandwidth(const Options& opt, Report& out, cudaStream_t s, siz
   CUDA_CHECK(cudaFree(d_sink));
 }
 
-static int run(const Options& opt, const char* prog) {
-  if (harness::clusters_unsupported(opt.device, prog)) return 77;
-  const harness::DeviceInfo dev = harness::device_info(opt.device);
-  Report out(dev, opt.csv);
+static void run(const Options& opt, const harness::DeviceInfo& dev, harness::ProbeCsv& out, cudaStream_t s) {
   int rated_khz = 0, smem_sm = 0, smem_block = 0;  // cudaDeviceProp::clockRate is gone in CUDA 13
   CUDA_CHECK(cudaDeviceGetAttribute(&rated_khz, cudaDevAttrClockRate, opt.device));
   CUDA_CHECK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, opt.device));
@@ -362,29 +283,21 @@ static int run(const Options& opt, const char* prog) {
   const size_t smem = size_t(std::min(smem_sm / 2 + 1024, smem_block));
   CUDA_CHECK(cudaFuncSetAttribute(chase_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   CUDA_CHECK(cudaFuncSetAttribute(read_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  cudaStream_t s;
-  CUDA_CHECK(cudaStreamCreate(&s));
   std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s: thread block clusters of C blocks (16: non-portable);\n"
-              "each figure: median (min-max) of %d reps\n", prog, dev.name.c_str(), dev.cc_major, dev.cc_minor,
-              dev.sms, dev.cuda.c_str(), opt.reps);
+              "each figure: median (min-max) of %d reps\n", kProbe.name, dev.name.c_str(), dev.cc_major,
+              dev.cc_minor, dev.sms, dev.cuda.c_str(), opt.reps);
   probe_launch(opt, out, s);
   probe_sync(opt, out, s);
   probe_latency(opt, out, s, smem, rated_khz / 1e6);
   probe_bandwidth(opt, out, s, smem, dev.sms);
-  CUDA_CHECK(cudaStreamDestroy(s));
-  return 0;
 }
 
 int main(int argc, char** argv) {
-  const char* prog = "cluster_cost";
-  Options opt;
-  try {
-    opt = parse(argc, argv);
-  } catch (const harness::UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", prog, e.what());
-    return 2;
-  }
-  if (opt.help) {
+  auto batch_flag = [](Options& o, const std::string& flag, auto& take) {
+    if (flag == "--batch") o.batch = harness::parse_int(take(), "--batch", 1, 1000);
+    return flag == "--batch";
+  };
+  auto help = [] {
     std::printf("%s: what thread block clusters cost (launch, cluster.sync()) and DSMEM latency and bandwidth\n"
                 "against shared memory and L2, for clusters of 1, 2, 4, 8 and 16 blocks (sm_90 or later).\n"
                 "Options:\n"
@@ -393,11 +306,8 @@ int main(int argc, char** argv) {
                 "  --csv FILE    append one row per measurement: %s\n"
                 "  --device K    GPU to use (default 0)\n"
                 "  --help        this text\n"
-                "Exit codes: 0 ok, 1 CUDA error, 2 bad flag, 77 no GPU with clusters.\n", prog, kCsvHeader);
-    return 0;
-  }
-  return harness::exit_code_of(prog, [&] {
-    if (int code = harness::open_device(opt.device, prog); code >= 0) return code;
-    return run(opt, prog);
-  });
+                "Exit codes: 0 ok, 1 CUDA error, 2 bad flag, 77 no GPU with clusters.\n",
+                kProbe.name, kProbe.csv_header);
+  };
+  return harness::probe_main<Options>(argc, argv, kProbe, batch_flag, help, run);
 }

@@ -1,0 +1,135 @@
+// What the cost probes (grid_sync_cost, cluster_cost) share, so that each program is its kernels
+// and its measurements: main() and the flags, the median and min-max of the reps, a CSV of the
+// probe's own schema, and a timer for launches shorter than one event pair resolves.
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "harness.cuh"
+
+namespace harness {
+
+// The flags of every probe; a program derives its Options from this and adds its own.
+struct ProbeOptions {
+  int reps = 1, device = 0;  // reps: Probe::reps until --reps
+  std::string csv;           // empty: no CSV
+  bool help = false;
+};
+
+// A probe: its name, its default --reps, the GPU feature it needs (e.g. clusters_unsupported: one
+// line and exit 77 without it) and its CSV header (whose first two columns are device,cuda).
+struct Probe { const char* name; int reps; Requirement needs; const char* csv_header; };
+
+// --csv FILE: a new or empty file gets the header, an existing one must start with it (checked
+// here, before anything is measured: one schema per file). row(f...) appends "device,cuda,f...",
+// the device's commas made spaces. Without a file, row() does nothing.
+class ProbeCsv {
+ public:
+  ProbeCsv(const std::string& path, const char* header, const DeviceInfo& dev) : device_(dev.name), cuda_(dev.cuda) {
+    std::replace(device_.begin(), device_.end(), ',', ' ');
+    if (path.empty()) return;
+    std::ifstream old(path);
+    std::string first;
+    const bool fresh = !(old.good() && std::getline(old, first) && !first.empty());
+    if (!fresh && first != header)
+      throw UsageError("--csv: " + path + " starts with another header; give a new file");
+    out_.open(path, std::ios::app);
+    if (!out_) throw std::runtime_error("--csv: cannot open " + path + " for appending");
+    if (fresh) out_ << header << "\n";
+  }
+  template <class... Fields>
+  void row(const Fields&... fields) {
+    if (!out_.is_open()) return;
+    out_ << device_ << ',' << cuda_;
+    ((out_ << ',' << fields), ...);
+    out_ << '\n';
+  }
+
+ private:
+  std::string device_, cuda_;
+  std::ofstream out_;
+};
+
+// A probe's main(). Flags: --reps R, --device K, --csv FILE, --help, and the program's own, read by
+// own(opt, flag, take) (false: no flag of its); a bad flag is one line, exit 2. --help: help(), exit 0.
+// No usable GPU, or one without p.needs: one line, exit 77. Then run(opt, device, csv, stream);
+// what it throws ends as exit_code_of says (one line; exit 2 for a UsageError, else 1).
+template <class Opts, class Own, class Help, class Run>
+int probe_main(int argc, char** argv, const Probe& p, Own&& own, Help&& help, Run&& run) {
+  Opts opt;
+  opt.reps = p.reps;
+  try {
+    scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
+      if (flag == "--help" || flag == "-h") opt.help = true;
+      else if (flag == "--reps") opt.reps = parse_int(take(), "--reps", 1, 1000);
+      else if (flag == "--device") opt.device = parse_int(take(), "--device", 0, 1023);
+      else if (flag == "--csv") {
+        opt.csv = take();
+        if (opt.csv.empty()) throw UsageError("--csv: empty file name");
+      } else if (!own(opt, flag, take)) throw UsageError(flag + ": unknown flag (see --help)");
+    });
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", p.name, e.what());
+    return 2;
+  }
+  if (opt.help) return help(), 0;
+  return exit_code_of(p.name, [&] {
+    if (int code = open_device(opt.device, p.name); code >= 0) return code;
+    if (p.needs && p.needs(opt.device, p.name)) return 77;
+    const DeviceInfo dev = device_info(opt.device);
+    ProbeCsv csv(opt.csv, p.csv_header, dev);
+    cudaStream_t s;
+    CUDA_CHECK(cudaStreamCreate(&s));
+    run(opt, dev, csv, s);
+    CUDA_CHECK(cudaStreamDestroy(s));
+    return 0;
+  });
+}
+
+// The median and min-max of some reps, and their table cell "median (min-max)".
+struct Stat { double median, min, max; };
+inline Stat stat_of(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {median_of(v), *lo, *hi};
+}
+inline std::string cell_of(const Stat& s, int digits) {
+  char cell[80];
+  std::snprintf(cell, sizeof cell, "%.*f (%.*f-%.*f)", digits, s.median, digits, s.min, digits, s.max);
+  return cell;
+}
+
+// us per launch, of `reps` batches (after an untimed one) of `batch` launches between one pair of
+// events: a launch takes about a microsecond, an event pair resolves about 0.5 us. A spin kernel
+// holds the stream until the host has queued the batch, so host time is never inside; if the GPU
+// reached `start` first even so, the hold doubles and the batch runs again.
+template <class F>
+std::vector<double> per_launch_us(int reps, int batch, cudaStream_t s, F&& launch) {
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  uint64_t hold_ns = uint64_t(10000) * uint64_t(batch);
+  std::vector<double> us;
+  for (int r = -1; r < reps;) {  // r = -1: a warm-up batch; r moves on only after a sound batch
+    wait_ns_kernel<<<1, 1, 0, s>>>(hold_ns);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(start, s));
+    for (int b = 0; b < batch; ++b) launch();
+    CUDA_CHECK(cudaEventRecord(stop, s));
+    const bool early = event_done(start);
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (early && (hold_ns *= 2) > uint64_t(2000000000))
+      throw UsageError("--batch: " + std::to_string(batch) + " launches cannot be queued in time; try fewer");
+    if (!early && r++ >= 0) us.push_back(ms * 1e3 / batch);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return us;
+}
+
+}  // namespace harness
