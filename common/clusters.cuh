@@ -50,6 +50,8 @@ inline void check_cluster(cudaError_t err, int cluster, const char* variant, con
 struct ClusterConfig {
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t config{};
+  ClusterConfig(const ClusterConfig&) = delete;  // config.attrs points into this object
+  ClusterConfig& operator=(const ClusterConfig&) = delete;
   ClusterConfig(unsigned blocks, unsigned threads, int cluster, size_t dynamic_smem, cudaStream_t stream) {
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = unsigned(cluster);

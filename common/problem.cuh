@@ -59,6 +59,7 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     std::printf("%s", usage_text(reads).c_str());
     return 0;
   }
+  forced_blocks() = unsigned(opt.blocks);  // as run_step: the launchers ask (forced_grid.cuh, clusters.cuh)
   forced_cluster() = opt.cluster;
   return exit_code_of(step, [&] {
     if (needs && needs(opt.device, step)) return 77;

@@ -128,6 +128,8 @@ if [ "$mode" = racecheck ]; then
   verdict step09 "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
   run racecheck step09_cluster_rows step09_cluster_rows --check --dtype all --n 2^20 --cols 1,33,4099,2^16,2^20
   verdict step09_cluster_rows "right sums, no hazards" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
+  run racecheck step09_rows_strided step09_cluster_rows --check --dtype all --n 2^20 --cols 4099 --variant cluster_row --cluster 4
+  verdict step09_rows_strided "right sums, no hazards (clusters striding over rows)" "$([ $correct = yes ] && [ "$errors$warnings" = 00 ] && echo 0 || echo 1)"
   run racecheck step09_pull_no_wait step09_clusters --check --dtype int --n 2^16+1 --variant pull_no_wait
   verdict step09_pull_no_wait "hazards: blocks exit while the leader reads their shared memory" \
     "$([ "$errors" != "?" ] && [ "$errors$warnings" != 00 ] && echo 0 || echo 1)"

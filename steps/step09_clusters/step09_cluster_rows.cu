@@ -18,6 +18,10 @@
 #include <cooperative_groups/reduce.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -28,20 +32,21 @@
 namespace cg = cooperative_groups;
 using harness::Launch;
 
-// 512 threads, not 1024: occupancy comes in whole blocks. rows_cluster needs 34 registers
-// (ptxas -v, sm_90, CUDA 13.0), so an SM holds 3 blocks of 512 (1536 threads) but only one of
-// 1024 (two would need <= 32). Smaller blocks also cut the GPU into more, shorter slices, and
-// a row's end (block sum, cluster.sync) stalls a third of an SM, not all of it. 512 threads x
-// 4 vectors x 16 bytes is 32 KiB of loads in flight per block, 96 KiB per SM.
+// 512 threads: rows_cluster uses 56 (float) and 64 (unsigned) registers (ptxas -v, sm_90,
+// CUDA 13.0), so an SM holds 2 blocks of 512; a block of 1024 would hold an SM alone, and a
+// row's end (block sum, cluster barrier) would stall all of it instead of half. 512 threads x
+// 4 vectors x 16 bytes is 32 KiB of loads in flight per block, 64 KiB per SM. (Fewer registers
+// for 3 blocks per SM, e.g. __launch_bounds__(512, 3), were not tried.)
 constexpr int kThreads = 512;
 constexpr int kVectorsInFlight = 4;
 constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (non-portable above 8)
 
-// Thresholds of auto and of the cluster size, first guesses until GPU measurements set them
-// (the targets: >= 1.0x CUB at every row length, >= 0.9x the copy floor from 2^16 on).
+// Thresholds of auto and of the cluster size, set from the H100 runs of chapter 09 (the
+// targets: >= 1.0x CUB at every row length, >= 0.9x the copy floor's speed from 2^16 on).
+// kMinSlice and kThreadRowMaxCols were not tuned here (step 06's measurements, and a guess).
 constexpr size_t kThreadRowMaxCols = 16;    // up to here a thread per row (step 06: fastest to 16)
 constexpr size_t kTileRowMaxCols = 8192;    // up to here a warp per row (H100: block_row 0.84x CUB at 4096)
-constexpr size_t kMinSlice = 4096;          // a block's slice of a row is never cut below this
+constexpr size_t kMinSlice = 4096;          // a block's slice of a row is never cut below this (a guess)
 constexpr size_t kWarpVectorMinCols = 512;  // a warp reads rows this long as 16-byte vectors (H100, rows
                                             // of 32-256: 1.1-1.9x the time of step 06's scalar tiles)
 
@@ -174,11 +179,10 @@ void launch_short_rows(void (*kernel)(const T*, size_t, size_t, T*), size_t rows
 // kMaxCluster whose clusters take ALL rows in one round (rows <= clusters that fit), and no
 // slice below kMinSlice (a shorter one spends more on the barrier than on reading). Many rows
 // or short rows: C = 1, a block per row. Why not the smallest C with rows x C >= resident
-// blocks: then rows > clusters that fit, so a second round runs the leftover rows on a few
-// clusters while the rest of the GPU idles (64 rows at 3 blocks per SM on 132 SMs: C = 8,
-// about 49 clusters, then 15). Here every block has the same work from start to end and,
-// unless the rows are too few or too short for it, over half the GPU's block slots are busy,
-// each with 32 KiB of loads in flight.
+// blocks: then rows > clusters that fit, and a second round runs the leftover rows on a few
+// clusters while the rest of the GPU idles. The price: slots left empty. At 64 rows of 2^20 on
+// an H100 or H200, 62 clusters of 4 fit (2 blocks per SM), so C = 2: 128 blocks (the note
+// that cluster_rows prints says which C ran).
 template <typename T>
 int cluster_size_for(size_t rows, size_t cols, const char* variant) {
   if (harness::forced_cluster()) return harness::forced_cluster();
@@ -187,6 +191,15 @@ int cluster_size_for(size_t rows, size_t cols, const char* variant) {
          rows <= harness::clusters_that_fit(rows_cluster<T>, kThreads, 2 * c, 0, variant))
     c *= 2;
   return c;
+}
+
+// Which cluster size ran for a shape, once per variant and shape (the choice is the lesson of
+// this program, and the results table cannot show it).
+inline void note_cluster_size(const char* variant, size_t rows, size_t cols, int cluster, unsigned clusters) {
+  static std::set<std::tuple<std::string, size_t, size_t, int>> noted;
+  if (!noted.insert({variant, rows, cols, cluster}).second) return;
+  std::printf("note: %s: %zu rows of %zu in clusters of %d (%u clusters, %u blocks)\n", variant, rows, cols, cluster,
+              clusters, clusters * unsigned(cluster));
 }
 
 // [docs:cluster-row-launch]
@@ -198,6 +211,7 @@ void cluster_rows(int cluster, const char* variant, const T* in, size_t rows, si
   if (cluster > kMaxCluster) throw harness::UsageError("--cluster: at most 16 blocks (the leader's slots)");
   const unsigned fit = harness::clusters_that_fit(rows_cluster<T>, kThreads, cluster, 0, variant);
   const unsigned clusters = unsigned(std::min<size_t>(rows, fit));
+  note_cluster_size(variant, rows, cols, cluster, clusters);
   harness::check_cluster(harness::launch_clusters(rows_cluster<T>, clusters * unsigned(cluster), kThreads, cluster, 0,
                                                   ctx.stream, in, rows, cols, out),
                          cluster, variant, "cudaLaunchKernelEx", __FILE__, __LINE__);

@@ -17,7 +17,8 @@
 //                 the others' (DSMEM loads); a second cluster.sync() keeps them alive meanwhile.
 //   one_cluster   the whole input on ONE cluster of 16 blocks: the leader writes *out, no
 //                 partials, no counter (small n).
-//   auto          last_block: no cluster variant won anywhere (see the chapter).
+//   auto          last_block: where a cluster variant beats it (a grid of one cluster, no counter),
+//                 step 07's one_block or packed_slots beats both (see the chapter).
 //   pull_no_wait  PITFALL, by name only: pull without the second cluster.sync(): the others exit
 //                 while the leader still reads their shared memory.
 // --cluster C forces the size of every cluster variant (a size the GPU refuses: exit 2).
@@ -112,6 +113,7 @@ __device__ void cluster_reduce_push(const T* __restrict__ in, size_t n, T* parti
     if (threadIdx.x == 0) *out = cluster_sum;
     return;
   }
+  // 1-D grid and clusters: cluster k is blocks k*C .. k*C+C-1 (cg::this_grid().cluster_rank()).
   combine_clusters(cluster_sum, blockIdx.x / cluster.num_blocks(), clusters, partials, arrivals, out);
 #endif
 }
@@ -183,7 +185,8 @@ template <typename T, typename Kernel>
 void launch_cluster_reduce(Kernel kernel, int own_size, const char* variant, const T* in, size_t n, T* out,
                            const harness::Launch& ctx) {
   const int cluster = cluster_size_or(own_size);
-  const unsigned blocks = cluster_grid(kernel, n, cluster, variant);
+  const unsigned blocks = cluster_grid(kernel, n, cluster, variant);  // refuses a size that cannot fit
+  if (cluster > kMaxCluster) throw harness::UsageError("--cluster: at most 16 blocks (the leader's slots)");
   T* partials = ctx.scratch_as<T>(blocks / cluster);
   // cudaLaunchKernelEx with cudaLaunchAttributeClusterDimension = {cluster, 1, 1} (clusters.cuh);
   // sizes above 8 first set cudaFuncAttributeNonPortableClusterSizeAllowed on the kernel.
@@ -219,7 +222,7 @@ void implicit_1(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   CUDA_CHECK_LAUNCH();
 }
 
-// One cluster of 16 blocks (or --cluster C) reads everything: 16 SMs' worth of loads in
+// One cluster of 16 blocks (or --cluster C) reads everything: 16 blocks' worth of loads in
 // flight, and the leader writes the result. No partials in global memory, no counter.
 template <typename T>
 void one_cluster(const T* in, size_t n, T* out, const harness::Launch& ctx) {
@@ -230,9 +233,9 @@ void one_cluster(const T* in, size_t n, T* out, const harness::Launch& ctx) {
                 cluster, "one_cluster", "cudaLaunchKernelEx", __FILE__, __LINE__);
 }
 
-// What a library would pick here: last_block at every n. No cluster variant beat it anywhere
-// on the H100 or the H200 (chapter 09, "Where clusters pay": a kernel with cluster barriers,
-// launched with a cluster size, pays about a microsecond more than the same work without).
+// What a library would pick here: last_block at every n. The cluster variants beat it only
+// where the grid is one cluster, whose leader writes the result without the counter, and there
+// step 07's one_block or packed_slots beats both (chapter 09, "Where clusters pay").
 template <typename T>
 void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   last_block(in, n, out, ctx);
@@ -270,7 +273,7 @@ int main(int argc, char** argv) {
        }},
       {"one_cluster", "one cluster of 16 blocks reads everything; the leader writes *out (no partials)",
        [](auto in, size_t n, auto out, const Launch& ctx) { one_cluster(in, n, out, ctx); }},
-      {"auto", "last_block at every n: no cluster variant won anywhere (chapter 09)",
+      {"auto", "last_block at every n (where clusters beat it, step 07's kernels beat both: chapter 09)",
        [](auto in, size_t n, auto out, const Launch& ctx) { auto_reduce(in, n, out, ctx); }},
       {"pull_no_wait", "PITFALL, by name only: pull_8 without the second cluster.sync(): blocks exit while read",
        [](auto in, size_t n, auto out, const Launch& ctx) {
