@@ -45,7 +45,7 @@ constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (n
 // targets: >= 1.0x CUB at every row length, >= 0.9x the copy floor's speed from 2^16 on).
 // kMinSlice and kThreadRowMaxCols were not tuned here (step 06's measurements, and a guess).
 constexpr size_t kThreadRowMaxCols = 16;    // up to here a thread per row (step 06: fastest to 16)
-constexpr size_t kTileRowMaxCols = 8192;    // up to here a warp per row (H100: block_row 0.84x CUB at 4096)
+constexpr size_t kTileRowMaxCols = 8192;    // up to here a warp per row (block_row trailed CUB at 4096)
 constexpr size_t kMinSlice = 4096;          // a block's slice of a row is never cut below this (a guess)
 constexpr size_t kWarpVectorMinCols = 512;  // a warp reads rows this long as 16-byte vectors (H100, rows
                                             // of 32-256: 1.1-1.9x the time of step 06's scalar tiles)

@@ -228,6 +228,7 @@ template <typename T>
 void one_cluster(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   const int cluster = cluster_size_or(kMaxCluster);
   harness::clusters_that_fit(reduce_cluster_push<T>, kThreads, cluster, 0, "one_cluster");  // refuses a size that cannot fit
+  if (cluster > kMaxCluster) throw harness::UsageError("--cluster: at most 16 blocks (the leader's slots)");
   check_cluster(harness::launch_clusters(reduce_cluster_push<T>, unsigned(cluster), kThreads, cluster, 0, ctx.stream, in, n,
                                          ctx.scratch_as<T>(1), arrivals_counter(), out),
                 cluster, "one_cluster", "cudaLaunchKernelEx", __FILE__, __LINE__);
