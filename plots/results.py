@@ -306,13 +306,20 @@ def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False, shape=
     return "\n".join(lines)
 
 
-def shapes_table(rows, device, dtype, step, shapes, cub_label):
+def shapes_table(rows, device, dtype, step, shapes, cub_label, n=None):
     """Markdown table for a step whose problem has another shape than array -> one sum
     (step 06's rows of `cols` elements, its filter's pass rates): one column per shape,
     every verified variant of the step as 'GB/s (x CUB)' with the rows' own same-run
-    ratios, then CUB and the floor as measured in that step's runs. '-': not run there."""
+    ratios, then CUB and the floor as measured in that step's runs (rows that carry a 'run',
+    the CSV they come from: only the step's own; another program that times the same shapes,
+    step 09's rows, does not move them). Only rows of `n` elements when it is given. '-': not
+    run there."""
     gbps, x_cub = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(list))
     for r in rows:
+        if r["step"] in (CUB[0], FLOOR[0]) and r.get("run", step) != step:
+            continue
+        if n is not None and r["n"] != n:
+            continue
         if (r["device"] == device and r["dtype"] == dtype and r["shape"] in shapes and r["verified"]
                 and r["batch"] == SWEEP_BATCH and r["step"] in (step, CUB[0], FLOOR[0])):
             gbps[(r["step"], r["variant"])][r["shape"]].append(r["gbps"])

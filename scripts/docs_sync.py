@@ -159,7 +159,8 @@ def table(spec, rows):
         body = results.latency_table(rows, device, dtype, sizes, steps, args.get("variants") == "all")
     elif kind == "shapes":  # <!-- table: shapes device=... dtype=int step=step06_x problem=segmented shapes=cols=1,cols=16 n=2^26 cub="..." -->
         shapes = args["shapes"].split(",")
-        body = results.shapes_table(rows, device, dtype, args["step"], shapes, args["cub"])
+        body = results.shapes_table(rows, device, dtype, args["step"], shapes, args["cub"],
+                                    n=size(args["n"]) if "n" in args else None)
         flags = {"cols": "--cols", "pass": "--pass-rate"}
         key = shapes[0].split("=", 1)[0]
         values = ",".join(v.split("=", 1)[1].rstrip("%") for v in shapes)
