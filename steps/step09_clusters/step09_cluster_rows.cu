@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kThreads) rows_cluster(const T* __restrict__ i
   // Another block's shared memory may be written only once that block runs. Arrive now,
   // read the first slice, wait just before the first DSMEM store. The arrive is the relaxed
   // one: "running" needs no memory ordering, and cluster.barrier_arrive() (release) costs
-  // several times more (cluster_cost's sync table).
+  // about 3-6 times more (cluster_cost's sync table).
   if (size > 1) __cluster_barrier_arrive_relaxed();
   T sum = r < rows ? slice_sum(in + r * cols + begin, len) : T(0);
   if (size > 1) __cluster_barrier_wait();

@@ -96,7 +96,7 @@ __device__ void cluster_reduce_push(const T* __restrict__ in, size_t n, T* parti
   // barrier checks it for free: arrive now, read the input, wait just before the DSMEM store.
   // CG's split form is cluster.barrier_arrive() / barrier_wait(token); its arrive releases
   // (orders this block's memory operations before it), which "running" does not need and
-  // which costs several times more than the relaxed arrive (cluster_cost's sync table).
+  // which costs about 3-6 times more than the relaxed arrive (cluster_cost's sync table).
   __cluster_barrier_arrive_relaxed();
   const T sum = block_share(in, n);
   __cluster_barrier_wait();
