@@ -8,6 +8,7 @@
 #include <cooperative_groups/reduce.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace vector_reads {
 
@@ -97,6 +98,15 @@ __device__ inline float block_sum_quads(float value) {
     value = ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
   }
   return value;
+}
+
+// Step 07's block sum, chosen by element type: block_sum (one REDUX per warp stage) for
+// unsigned, block_sum_quads for float. Thread 0 gets the block's sum; uses shared memory, so
+// two calls in one kernel must be separated by a barrier.
+template <typename T>
+__device__ T block_sum_typed(T value) {
+  if constexpr (std::is_same_v<T, float>) return block_sum_quads(value);
+  else return block_sum(value);
 }
 
 }  // namespace vector_reads

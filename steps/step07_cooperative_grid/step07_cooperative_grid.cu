@@ -52,15 +52,12 @@ __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_
   return vector_reads::thread_sum<kVectorsInFlight>(in, n, thread, stride);
 }
 
-// The block's sum in thread 0 (vector_reads.cuh): step 05's two stages for unsigned (cg::reduce
-// is one REDUX instruction there); for float, thread 0 adds the warp sums as 8 float4 instead
-// of a second chain of shuffles (block_sum_quads says why). Uses shared memory: two calls in
-// one kernel must be separated by a barrier (__syncthreads or grid.sync, which has one).
-template <typename T>
-__device__ T block_sum(T value) {
-  if constexpr (std::is_same_v<T, float>) return vector_reads::block_sum_quads(value);
-  else return vector_reads::block_sum(value);
-}
+// The block's sum in thread 0 (vector_reads.cuh's block_sum_typed): step 05's two stages for
+// unsigned (cg::reduce is one REDUX instruction there); for float, thread 0 adds the warp sums
+// as 8 float4 instead of a second chain of shuffles (block_sum_quads says why). Uses shared
+// memory: two calls in one kernel must be separated by a barrier (__syncthreads or grid.sync,
+// which has one).
+using vector_reads::block_sum_typed;
 
 // One block adds `count` partials in a fixed order (thread t takes t, t+1024, ... then the
 // block tree): the same additions every run, so the float result is bitwise reproducible.
@@ -69,7 +66,7 @@ template <typename T>
 __device__ void combine_partials(const T* partials, unsigned count, T* out) {
   T sum = 0;
   for (unsigned i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
-  sum = block_sum(sum);
+  sum = block_sum_typed(sum);
   if (threadIdx.x == 0) *out = sum;  // the whole result: nothing to zero beforehand
 }
 
@@ -78,7 +75,7 @@ __device__ void combine_partials(const T* partials, unsigned count, T* out) {
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduce_grid_sync(const T* __restrict__ in, size_t n, T* partials, T* out) {
   cg::grid_group grid = cg::this_grid();
-  const T sum = block_sum(thread_sum(in, n, grid.thread_rank(), grid.size()));
+  const T sum = block_sum_typed(thread_sum(in, n, grid.thread_rank(), grid.size()));
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
   // Every block waits here until all have arrived; grid.sync() also orders memory (release
   // on arrival, acquire on departure), so block 0 sees every partial written above.
@@ -154,7 +151,7 @@ __global__ void __launch_bounds__(kNaiveThreads) reduce_rounds(const T* __restri
   T* dst = workspace + gridDim.x;
   T sum = 0;
   for (size_t i = grid.thread_rank(); i < n; i += grid.size()) sum += in[i];
-  sum = block_sum(sum);
+  sum = block_sum_typed(sum);
   if (threadIdx.x == 0) src[blockIdx.x] = sum;
   // The loop bounds depend only on gridDim and blockDim: every block makes the same number
   // of grid.sync() calls, as it must (a block that skipped one would deadlock the rest).
@@ -163,7 +160,7 @@ __global__ void __launch_bounds__(kNaiveThreads) reduce_rounds(const T* __restri
     const unsigned next = (count + blockDim.x - 1) / blockDim.x;
     if (blockIdx.x < next) {  // the other blocks idle until the next grid.sync
       const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-      const T v = block_sum(i < count ? src[i] : T(0));
+      const T v = block_sum_typed(i < count ? src[i] : T(0));
       if (threadIdx.x == 0) dst[blockIdx.x] = v;
     }
     T* t = src;
@@ -198,7 +195,7 @@ __device__ unsigned g_arrivals[2];
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduce_last_block(const T* __restrict__ in, size_t n, T* partials,
                                                               unsigned* arrivals, T* out) {
-  const T sum = block_sum(thread_sum(in, n, blockIdx.x * size_t(blockDim.x) + threadIdx.x, size_t(gridDim.x) * blockDim.x));
+  const T sum = block_sum_typed(thread_sum(in, n, blockIdx.x * size_t(blockDim.x) + threadIdx.x, size_t(gridDim.x) * blockDim.x));
   __shared__ bool last;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = sum;
@@ -221,7 +218,7 @@ __global__ void __launch_bounds__(kThreads) reduce_last_block(const T* __restric
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduce_last_block_fence(const T* __restrict__ in, size_t n, T* partials,
                                                                     unsigned* arrivals, T* out) {
-  const T sum = block_sum(thread_sum(in, n, blockIdx.x * size_t(blockDim.x) + threadIdx.x, size_t(gridDim.x) * blockDim.x));
+  const T sum = block_sum_typed(thread_sum(in, n, blockIdx.x * size_t(blockDim.x) + threadIdx.x, size_t(gridDim.x) * blockDim.x));
   __shared__ bool last;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = sum;
@@ -257,7 +254,7 @@ void last_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduce_packed_slots(const T* __restrict__ in, size_t n,
                                                                 packed_slots::Board board, T* out) {
-  const T sum = block_sum(thread_sum(in, n, blockIdx.x * size_t(blockDim.x) + threadIdx.x, size_t(gridDim.x) * blockDim.x));
+  const T sum = block_sum_typed(thread_sum(in, n, blockIdx.x * size_t(blockDim.x) + threadIdx.x, size_t(gridDim.x) * blockDim.x));
   if (blockIdx.x != 0) {
     if (threadIdx.x == 0) packed_slots::publish(board, blockIdx.x, packed_slots::bits_of(sum));
     return;
@@ -268,7 +265,7 @@ __global__ void __launch_bounds__(kThreads) reduce_packed_slots(const T* __restr
   T v = 0;
   for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
     v += b == 0 ? sum : packed_slots::value_of<T>(packed_slots::wait_for(board, b));
-  v = block_sum(v);
+  v = block_sum_typed(v);
   if (threadIdx.x == 0) *out = v;
 }
 // [/docs:packed-slots]
@@ -285,7 +282,7 @@ void packed_slots_reduce(const T* in, size_t n, T* out, const harness::Launch& c
 // ---- one_block and auto: small n ---------------------------------------------------------
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduce_one_block(const T* __restrict__ in, size_t n, T* out) {
-  const T sum = block_sum(thread_sum(in, n, threadIdx.x, blockDim.x));
+  const T sum = block_sum_typed(thread_sum(in, n, threadIdx.x, blockDim.x));
   if (threadIdx.x == 0) *out = sum;
 }
 

@@ -50,11 +50,7 @@ constexpr size_t kMinSlice = 4096;          // a block's slice of a row is never
 constexpr size_t kWarpVectorMinCols = 512;  // a warp reads rows this long as 16-byte vectors (H100, rows
                                             // of 32-256: 1.1-1.9x the time of step 06's scalar tiles)
 
-template <typename T>
-__device__ T block_sum(T value) {  // step 07's: the block's sum in thread 0 (vector_reads.cuh)
-  if constexpr (std::is_same_v<T, float>) return vector_reads::block_sum_quads(value);
-  else return vector_reads::block_sum(value);
-}
+using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the block's sum
 
 // The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
 // any start and length is right. 4 loads in flight per thread when the slice has a full round
@@ -63,7 +59,7 @@ __device__ T block_sum(T value) {  // step 07's: the block's sum in thread 0 (ve
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
   const bool long_slice = len >= size_t(kThreads) * kVectorsInFlight * 4;
-  return block_sum(long_slice ? vector_reads::thread_sum<kVectorsInFlight>(slice, len, threadIdx.x, kThreads)
+  return block_sum_typed(long_slice ? vector_reads::thread_sum<kVectorsInFlight>(slice, len, threadIdx.x, kThreads)
                               : vector_reads::thread_sum<2>(slice, len, threadIdx.x, kThreads));
 }
 

@@ -41,17 +41,13 @@ constexpr int kVectorsInFlight = 4;
 constexpr size_t kPerBlock = size_t(kThreads) * kVectorsInFlight * 4;  // elements a block reads per iteration
 constexpr int kMaxCluster = 16;  // the largest cluster any GPU launches (non-portable)
 
-template <typename T>
-__device__ T block_sum(T value) {  // step 07's: the block's sum in thread 0 (vector_reads.cuh)
-  if constexpr (std::is_same_v<T, float>) return vector_reads::block_sum_quads(value);
-  else return vector_reads::block_sum(value);
-}
+using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the block's sum
 
 // This block's share of the input: 16-byte loads, the grid striding over n (step 05's loop).
 template <typename T>
 __device__ T block_share(const T* __restrict__ in, size_t n) {
   const size_t thread = blockIdx.x * size_t(blockDim.x) + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
-  return block_sum(vector_reads::thread_sum<kVectorsInFlight>(in, n, thread, stride));
+  return block_sum_typed(vector_reads::thread_sum<kVectorsInFlight>(in, n, thread, stride));
 }
 
 // Step 07's second phase, over one partial per cluster: each cluster leader writes its partial
@@ -74,7 +70,7 @@ __device__ void combine_clusters(T cluster_sum, unsigned cluster, unsigned clust
   if (!last) return;
   T sum = 0;
   for (unsigned i = threadIdx.x; i < clusters; i += blockDim.x) sum += partials[i];
-  sum = block_sum(sum);
+  sum = block_sum_typed(sum);
   if (threadIdx.x == 0) *out = sum;
 }
 
