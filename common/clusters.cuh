@@ -47,22 +47,13 @@ inline void check_cluster(cudaError_t err, int cluster, const char* variant, con
 
 // [docs:cluster-attribute]
 // The launch configuration of `blocks` blocks in clusters of `cluster` (x only).
-struct ClusterConfig {
-  cudaLaunchAttribute attr[1];
-  cudaLaunchConfig_t config{};
-  ClusterConfig(const ClusterConfig&) = delete;  // config.attrs points into this object
-  ClusterConfig& operator=(const ClusterConfig&) = delete;
-  ClusterConfig(unsigned blocks, unsigned threads, int cluster, size_t dynamic_smem, cudaStream_t stream) {
+struct ClusterConfig : LaunchConfig {
+  ClusterConfig(unsigned blocks, unsigned threads, int cluster, size_t dynamic_smem, cudaStream_t stream)
+      : LaunchConfig(dim3(blocks), dim3(threads), dynamic_smem, stream) {
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = unsigned(cluster);
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
-    config.gridDim = dim3(blocks);
-    config.blockDim = dim3(threads);
-    config.dynamicSmemBytes = dynamic_smem;
-    config.stream = stream;
-    config.attrs = attr;
-    config.numAttrs = 1;
   }
 };
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "program_front.hpp"
 #include "reference.hpp"
 
 namespace harness {
@@ -89,6 +90,23 @@ unsigned resident_blocks_of(Kernel kernel, int threads_per_block) {
   return it->second;
 }
 
+// A cudaLaunchKernelEx configuration with one launch attribute, which the caller fills in
+// (cooperative here, a cluster's dimension in clusters.cuh).
+struct LaunchConfig {
+  cudaLaunchAttribute attr[1]{};
+  cudaLaunchConfig_t config{};
+  LaunchConfig(const LaunchConfig&) = delete;  // config.attrs points into this object
+  LaunchConfig& operator=(const LaunchConfig&) = delete;
+  LaunchConfig(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream) {
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = dynamic_smem;
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = 1;
+  }
+};
+
 // A cooperative launch (all blocks resident at once, or no launch) in the typed form:
 // cudaLaunchKernelEx checks the arguments against the kernel's parameters at compile time.
 // Returns the launch's error: cudaErrorCooperativeLaunchTooLarge when the grid cannot be
@@ -96,17 +114,10 @@ unsigned resident_blocks_of(Kernel kernel, int threads_per_block) {
 template <typename... Params, typename... Args>
 cudaError_t launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, size_t dynamic_smem,
                                cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = dynamic_smem;
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  LaunchConfig c(grid, block, dynamic_smem, stream);
+  c.attr[0].id = cudaLaunchAttributeCooperative;
+  c.attr[0].val.cooperative = 1;
+  return cudaLaunchKernelEx(&c.config, kernel, std::forward<Args>(args)...);
 }
 
 template <typename T>
@@ -331,6 +342,31 @@ std::vector<double> event_pair_times(int reps, cudaStream_t s, Launch&& launch, 
   return ms;
 }
 
+// The timing protocol of every comparison (Bench::time; MultiGpu::time across GPUs): a
+// warm-up of `warmup` rounds and, when warmup > 0, at least 20 ms, so that an idle GPU has
+// raised its clocks before tiny kernels are timed; then `reps` rounds in which the contenders
+// take turns, one timed run each, so that a slow moment of the GPU hits them all alike.
+// warm(i) queues one untimed run of contender i, sync() waits for the GPU(s), timed(i) returns
+// the milliseconds of one timed run. Per contender the Timing over the reps (/ batch).
+template <class Warm, class Sync, class Timed>
+std::vector<Timing> time_in_turns(const Options& opt, size_t contenders, int batch, Warm&& warm, Sync&& sync,
+                                  Timed&& timed) {
+  sync();
+  const auto warm_start = std::chrono::steady_clock::now();
+  for (int w = 0; w < opt.warmup || (opt.warmup > 0 && std::chrono::steady_clock::now() - warm_start <
+                                                            std::chrono::milliseconds(20)); ++w) {
+    for (size_t i = 0; i < contenders; ++i) warm(i);
+    if (w % 8 == 7) sync();
+  }
+  sync();
+  std::vector<std::vector<double>> ms(contenders);
+  for (int r = 0; r < opt.reps; ++r)
+    for (size_t i = 0; i < contenders; ++i) ms[i].push_back(timed(i));
+  std::vector<Timing> result;
+  for (const auto& m : ms) result.push_back(summarize(m, batch));
+  return result;
+}
+
 class Bench {
  public:
   Bench(const Options& opt, const DeviceInfo& dev, const std::string& step) : opt_(opt), dev_(dev), step_(step) {
@@ -356,15 +392,6 @@ class Bench {
   // runs between them, no flush either, so only the first finds L2 flushed: this measures the
   // launch-bound small-n regime, where sub-microsecond differences decide, not DRAM reads.
   std::vector<Timing> time(const std::vector<std::function<void()>>& launches) {
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    // Warm-up: `warmup` runs of each and, when warmup > 0, at least 20 ms in all, so that an
-    // idle GPU has raised its clocks before tiny kernels are timed.
-    const auto warm_start = std::chrono::steady_clock::now();
-    for (int w = 0; w < opt_.warmup || (opt_.warmup > 0 && std::chrono::steady_clock::now() - warm_start <
-                                                               std::chrono::milliseconds(20)); ++w) {
-      for (const auto& launch : launches) launch();
-      if (w % 8 == 7) CUDA_CHECK(cudaStreamSynchronize(stream_));
-    }
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
@@ -399,18 +426,16 @@ class Bench {
       CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
       return t;
     };
-    std::vector<std::vector<double>> ms(launches.size());
-    for (int r = 0; r < opt_.reps; ++r) {
-      for (size_t i = 0; i < launches.size(); ++i) {
-        double t = timed_run(i);
-        while (t < 0) t = timed_run(i);  // again, with a longer hold
-        ms[i].push_back(t);
-      }
-    }
+    auto timed_until_sound = [&](size_t i) {
+      double t = timed_run(i);
+      while (t < 0) t = timed_run(i);  // again, with a longer hold
+      return t;
+    };
+    const std::vector<Timing> result = time_in_turns(
+        opt_, launches.size(), batch, [&](size_t i) { launches[i](); },
+        [&] { CUDA_CHECK(cudaStreamSynchronize(stream_)); }, timed_until_sound);
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
-    std::vector<Timing> result;
-    for (const auto& m : ms) result.push_back(summarize(m, batch));
     return result;
   }
 
@@ -604,16 +629,23 @@ bool run_dtype(const char* dtype, const Options& opt, Bench& bench, const std::s
   return all_ok;
 }
 
-// Exit code when the program cannot go on: 77 without a usable GPU (one line on stdout), 2 for
-// a --device out of range, 1 for a binary not built for this GPU; -1 when all is well, with the
-// device selected.
-inline int open_device(int device, const char* step) {
-  int count = 0;
+// How many GPUs are visible (into `count`): 77 after one line on stdout when none is usable, else -1.
+inline int count_gpus(const char* step, int& count) {
+  count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
     std::printf("%s: no usable CUDA GPU (%s); skipping.\n", step,
                 e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
     return 77;
   }
+  return -1;
+}
+
+// Exit code when the program cannot go on: 77 without a usable GPU (one line on stdout), 2 for
+// a --device out of range, 1 for a binary not built for this GPU; -1 when all is well, with the
+// device selected.
+inline int open_device(int device, const char* step) {
+  int count = 0;
+  if (int code = count_gpus(step, count); code >= 0) return code;
   if (device >= count) {
     std::fprintf(stderr, "%s: error: --device: %d is out of range (this machine has %d GPU(s))\n", step, device, count);
     return 2;
@@ -719,27 +751,16 @@ inline int verdict_code(const char* step, bool ok) {
 // line and exit 77 without it, checked after the flags, so that a bad flag is still exit 2.
 inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants,
                     unsigned reads = kBatch, Requirement needs = nullptr) {
+  VariantGroup names;
+  for (const auto& v : all_variants) names.variants.push_back({v.name, v.about, v.in_all});
   Options opt;
+  if (int code = parse_program(argc, argv, step, reads, "sum an array on the GPU, verify it, time it against CUB.",
+                               {names}, opt);
+      code >= 0)
+    return code;
   std::vector<const Variant*> chosen;
-  try {
-    opt = parse_args(argc, argv, reads);
-    for (const auto& v : all_variants)
-      if ((opt.variant == "all" && v.in_all) || opt.variant == v.name) chosen.push_back(&v);
-    if (chosen.empty()) {
-      std::string names;
-      for (const auto& v : all_variants) names += v.name + ", ";
-      throw UsageError("--variant: unknown '" + opt.variant + "' (choose from " + names + "all)");
-    }
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
-    return 2;
-  }
-  if (opt.help) {
-    std::printf("%s: sum an array on the GPU, verify it, time it against CUB.\nVariants:\n", step);
-    for (const auto& v : all_variants) std::printf("  %-16s %s\n", v.name.c_str(), v.about.c_str());
-    std::printf("%s", usage_text(reads).c_str());
-    return 0;
-  }
+  for (size_t i = 0; i < all_variants.size(); ++i)
+    if (harness::chosen(opt, names.variants[i])) chosen.push_back(&all_variants[i]);
   forced_blocks() = unsigned(opt.blocks);
   forced_cluster() = opt.cluster;
   return exit_code_of(step, [&] {

@@ -38,11 +38,7 @@ constexpr uint64_t kHostLeadNs = 200000;  // 200 us
 // 2: --gpus asks for more than exist, one line on stderr), or -1 with `out` filled.
 inline int select_gpus(const Options& opt, const char* step, std::vector<int>& out) {
   int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    std::printf("%s: no usable CUDA GPU (%s); skipping.\n", step,
-                e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
-    return 77;
-  }
+  if (int code = count_gpus(step, count); code >= 0) return code;
   if (count < 2) {
     std::printf("%s: needs at least 2 GPUs, 1 visible; skipping.\n", step);
     return 77;
@@ -212,51 +208,40 @@ class MultiGpu {
   // the streams it uses; GPU 0's stream waits for every stream (join) and records `stop`.
   // So the time runs from "all GPUs ready" to "the last GPU done", as a caller that forks
   // and joins would see it; the join's cross-device event wait (a few microseconds, printed
-  // by the program as the empty fork/join) is inside it. Median and min over reps; the
-  // contenders take turns within every rep, as in Bench::time.
+  // by the program as the empty fork/join) is inside it. Warm-up, turns and Timing as in
+  // Bench::time (time_in_turns).
   // host_us: if given, per contender the longest host time (us) to queue one timed run, from
   // the lead spin to `stop`; above kHostLeadNs the GPU may have waited for the host inside
   // the time, and a note says so.
   std::vector<Timing> time(const Options& opt, const std::vector<std::function<void()>>& launches,
                            std::vector<double>* host_us = nullptr) {
-    sync_all();
-    const auto warm_start = std::chrono::steady_clock::now();
-    for (int w = 0; w < opt.warmup || (opt.warmup > 0 && std::chrono::steady_clock::now() - warm_start <
-                                                              std::chrono::milliseconds(20)); ++w) {
-      for (const auto& launch : launches) {
-        fork();
-        launch();
-        join();
-      }
-      if (w % 8 == 7) sync_all();
-    }
-    sync_all();
-    std::vector<std::vector<double>> ms(launches.size());
     std::vector<double> queue_us(launches.size(), 0.0);
     std::vector<int> late(launches.size(), 0);
-    for (int r = 0; r < opt.reps; ++r) {
-      for (size_t i = 0; i < launches.size(); ++i) {
-        flush_all_l2();
-        join();  // GPU 0 waits for every flush
-        const auto queued_from = std::chrono::steady_clock::now();
-        wait_ns_kernel<<<1, 1, 0, gpus_[0].stream>>>(kHostLeadNs);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaEventRecord(start_, gpus_[0].stream));
-        for (int k = 1; k < size(); ++k) CUDA_CHECK(cudaStreamWaitEvent(gpus_[size_t(k)].stream, start_, 0));
-        launches[i]();
-        join();
-        CUDA_CHECK(cudaEventRecord(stop_, gpus_[0].stream));
-        const double us = host_us_since(queued_from);
-        queue_us[i] = std::max(queue_us[i], us);
-        late[i] += us > kHostLeadNs / 1e3;
-        CUDA_CHECK(cudaEventSynchronize(stop_));
-        float t = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
-        ms[i].push_back(t);
-      }
-    }
-    std::vector<Timing> result;
-    for (const auto& m : ms) result.push_back(summarize(m, 1));
+    auto warm = [&](size_t i) {
+      fork();
+      launches[i]();
+      join();
+    };
+    auto timed = [&](size_t i) {
+      flush_all_l2();
+      join();  // GPU 0 waits for every flush
+      const auto queued_from = std::chrono::steady_clock::now();
+      wait_ns_kernel<<<1, 1, 0, gpus_[0].stream>>>(kHostLeadNs);
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaEventRecord(start_, gpus_[0].stream));
+      for (int k = 1; k < size(); ++k) CUDA_CHECK(cudaStreamWaitEvent(gpus_[size_t(k)].stream, start_, 0));
+      launches[i]();
+      join();
+      CUDA_CHECK(cudaEventRecord(stop_, gpus_[0].stream));
+      const double us = host_us_since(queued_from);
+      queue_us[i] = std::max(queue_us[i], us);
+      late[i] += us > kHostLeadNs / 1e3;
+      CUDA_CHECK(cudaEventSynchronize(stop_));
+      float t = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+      return double(t);
+    };
+    const std::vector<Timing> result = time_in_turns(opt, launches.size(), 1, warm, [&] { sync_all(); }, timed);
     for (size_t i = 0; i < launches.size(); ++i)
       note_host_late("fork/join clock, contender " + std::to_string(i), late[i], opt.reps, queue_us[i]);
     if (host_us) *host_us = queue_us;

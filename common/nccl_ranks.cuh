@@ -1,6 +1,7 @@
 // One process per GPU with NCCL (step08_nccl_ranks): the file that hands the unique id from
-// rank 0 to the others, this rank's GPU buffers, its timing on its own clock, and the check
-// and row of one case. Every rank runs the same calls in the same order.
+// rank 0 to the others, this rank's GPU buffers, its timing on its own clock, the check and
+// row of one case, and run_nccl_rank, the program around the step's two pieces (its
+// communicator set-up and its launcher). Every rank runs the same calls in the same order.
 #pragma once
 
 #include <sys/stat.h>
@@ -14,9 +15,10 @@
 
 #include "multi_gpu.cuh"
 #include "nccl_check.cuh"
+#include "program_front.hpp"
 
-#if HAVE_NCCL
 namespace harness {
+#if HAVE_NCCL
 
 // The id file (--id-file) that carries ncclGetUniqueId's bytes from rank 0 to the others
 // (step08_nccl_ranks.cu's init_communicator makes the NCCL calls). Rank 0 checks that the
@@ -181,5 +183,58 @@ class Rank {
   size_t flush_count = 0;
 };
 
-}  // namespace harness
+// One dtype: this rank's shard of every n and offset, `launch(in, count, total, rank)` (the total
+// of all ranks into `total` on every rank), checked and timed.
+template <typename T, class Launch>
+bool rank_dtype(const char* csv_step, const std::string& variant, const char* dtype, const Options& opt, Rank& rank,
+                Launch& launch) {
+  const int R = opt.rank, K = opt.nranks;
+  bool all_ok = true;
+  for (size_t n : opt.sizes)
+    for (size_t offset : opt.offsets) {
+      const size_t count = shard_size(n, K, R);
+      const T* in = place_input<T>(rank.in, count, offset, opt.seed, rank.stream, shard_begin(n, K, R));
+      all_ok &= rank.check_and_time<T>(csv_step, variant.c_str(), dtype, n, offset,
+                                       [&] { launch(in, count, static_cast<T*>(rank.small), rank); });
+    }
+  return all_ok;
+}
 #endif
+
+// The whole program behind step08_nccl_ranks's main: one rank of K processes. Its rows go
+// under `csv_step` (the one-process program's step, beside whose variants they are set).
+// init(opt) -> ncclComm_t makes this rank's communicator; launch: a generic lambda
+// (const T* in, size_t count, T* total, Rank&) for T = unsigned and float.
+template <class Init, class Launch>
+int run_nccl_rank(int argc, char** argv, const char* step, const char* csv_step, const std::string& intro,
+                  const VariantName& variant, [[maybe_unused]] Init&& init, [[maybe_unused]] Launch&& launch) {
+  turn_off_nvls(step);
+  Options opt;
+  const std::string about = intro + "\nNCCL: " + (HAVE_NCCL ? "built in" : "not found at configure time");
+  const int usage = parse_program(argc, argv, step, kRanks, about, {{"", "", {variant}}}, opt, [&](const Options& o) {
+    if (!o.help && o.rank < 0)
+      throw UsageError("--rank: missing (one rank of K processes: scripts/nccl_launch.sh K ./" + std::string(step) +
+                       " [flags] starts them)");
+  });
+  if (usage >= 0) return usage;
+  const std::string who = std::string(step) + ": rank " + std::to_string(opt.rank);
+  return exit_code_of(who.c_str(), [&] {
+    if (int code = open_device(opt.device, step); code >= 0) return code;
+#if !HAVE_NCCL
+    std::printf("%s: needs NCCL, and this build has none; skipping.\n", step);
+    return 77;
+#else
+    size_t max_shard = 0;
+    for (size_t n : opt.sizes) max_shard = std::max(max_shard, shard_size(n, opt.nranks, opt.rank));
+    Rank rank(opt, init(opt), max_shard);
+    if (!opt.check_only) rank.allreduce_cost();
+    const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
+      return rank_dtype<decltype(zero)>(csv_step, variant.name, dtype, opt, rank, launch);
+    });
+    rank.finish();
+    return verdict_code(who.c_str(), ok);
+#endif
+  });
+}
+
+}  // namespace harness

@@ -9,16 +9,13 @@
 #include <vector>
 
 #include "harness.cuh"
+#include "program_front.hpp"
 
 namespace harness {
 
-struct ProblemVariant {
-  std::string name, about;
-};
-
 struct Problem {
-  std::string name, about;              // "segmented", "a rows x cols matrix, one sum per row"
-  std::vector<ProblemVariant> variants;  // for --help and --variant
+  std::string name, about;            // "segmented", "a rows x cols matrix, one sum per row"
+  std::vector<VariantName> variants;  // for --help and --variant
   // Runs the variants named in `chosen` over every dtype, size, offset and shape in opt.
   // Returns false when a result that should be right (CUB's included) was wrong.
   std::function<bool(const Options&, const DeviceInfo&, Bench&, const std::vector<std::string>& chosen)> run;
@@ -30,35 +27,12 @@ struct Problem {
 // (exit 77 without the GPU feature, after the flags are parsed).
 inline int run_problems(int argc, char** argv, const char* step, const std::vector<Problem>& problems,
                         unsigned reads, Requirement needs = nullptr) {
+  std::vector<VariantGroup> groups;
+  for (const auto& p : problems) groups.push_back({p.name, p.about, p.variants});
   Options opt;
-  try {
-    opt = parse_args(argc, argv, reads);
-    bool known = opt.variant == "all";
-    std::string names;
-    for (const auto& p : problems)
-      for (const auto& v : p.variants)
-        if (opt.problem == "all" || opt.problem == p.name) {
-          known |= v.name == opt.variant;
-          names += v.name + ", ";
-        }
-    if (!known)
-      throw UsageError("--variant: unknown '" + opt.variant + "'" +
-                       (opt.problem == "all" ? "" : " for --problem " + opt.problem) + " (choose from " + names + "all)");
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", step, e.what());
-    return 2;
-  }
-  if (opt.help) {
-    std::printf("%s: %s on the GPU, verified and timed against CUB.\n", step,
-                problems.size() > 1 ? "several problem shapes" : "a problem of its own shape");
-    std::printf("Variants:\n");
-    for (const auto& p : problems) {
-      std::printf(" %s%s: %s\n", reads & kProblem ? "--problem " : "", p.name.c_str(), p.about.c_str());
-      for (const auto& v : p.variants) std::printf("  %-16s %s\n", v.name.c_str(), v.about.c_str());
-    }
-    std::printf("%s", usage_text(reads).c_str());
-    return 0;
-  }
+  const std::string intro = std::string(problems.size() > 1 ? "several problem shapes" : "a problem of its own shape") +
+                            " on the GPU, verified and timed against CUB.";
+  if (int code = parse_program(argc, argv, step, reads, intro, groups, opt); code >= 0) return code;
   forced_blocks() = unsigned(opt.blocks);  // as run_step: the launchers ask (forced_grid.cuh, clusters.cuh)
   forced_cluster() = opt.cluster;
   return exit_code_of(step, [&] {
@@ -72,7 +46,7 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
       if (opt.problem != "all" && opt.problem != p.name) continue;
       std::vector<std::string> chosen;
       for (const auto& v : p.variants)
-        if (opt.variant == "all" || opt.variant == v.name) chosen.push_back(v.name);
+        if (harness::chosen(opt, v)) chosen.push_back(v.name);
       if (chosen.empty()) continue;
       ok &= p.run(opt, dev, bench, chosen);
     }

@@ -36,7 +36,6 @@
 
 #include "multi_gpu_step.cuh"
 #include "shard_sum.cuh"
-#include "variant_list.cuh"
 
 using harness::MultiGpu;
 using harness::Shards;
@@ -274,61 +273,37 @@ static PeerBarrier make_barrier(harness::MultiGpuSetup& gpus, void*& slots) {
 }
 
 // ---- main ----------------------------------------------------------------------------------------------
-static const std::vector<harness::VariantName> kVariants = {
+static const std::vector<harness::MultiGpuVariantName> kVariants = {
     {"peer_atomic", "per GPU: cooperative grid_sync on its shard, then a system-scope atomic add into GPU 0 "
-                    "(result zeroed first, timed); total on GPU 0", true},
+                    "(result zeroed first, timed); total on GPU 0", harness::kUsesPeers, /*everywhere=*/false},
     {"peer_barrier", "per GPU: partial into a slot on GPU 0, cross-GPU barrier (multi_grid.sync replacement), "
-                     "every GPU adds the K slots in order: bitwise equal totals", true},
-    {"nccl", "per GPU: grid_sync into a device scalar, then ncclAllReduce of the K scalars (ncclCommInitAll)", true},
+                     "every GPU adds the K slots in order: bitwise equal totals",
+     harness::kUsesPeers | harness::kUsesBarrier, true},
+    {"nccl", "per GPU: grid_sync into a device scalar, then ncclAllReduce of the K scalars (ncclCommInitAll)",
+     harness::kUsesNccl, true},
     {"nccl_lsa", "BY NAME ONLY: NCCL 2.28 device API, stores into peers' windows + "
-                 "ncclLsaBarrierSession (no multicast)", false},
+                 "ncclLsaBarrierSession (no multicast)", harness::kUsesNcclLsa, true, /*in_all=*/false},
 };
 
+// The harness (common/multi_gpu_step.cuh) parses the flags, opens the GPUs, sets up what the
+// chosen variants use, then asks for the launchers and runs the chosen ones.
 int main(int argc, char** argv) {
-  harness::turn_off_nvls(kStep);
-  harness::Options opt;
-  const int usage = harness::parse_flags(argc, argv, kStep, kFlags, kVariants, opt, [](const harness::Options& o) {
-    if (!HAVE_NCCL && (o.variant == "nccl" || o.variant == "nccl_lsa"))
-      throw harness::UsageError("--variant: " + o.variant + " is not in this build (NCCL was not found at configure time)");
-    if (!HAVE_NCCL_DEVICE_API && o.variant == "nccl_lsa")
-      throw harness::UsageError("--variant: nccl_lsa needs NCCL 2.28 or later (nccl_device.h)");
-  });
-  if (usage >= 0) return usage;
-  if (opt.help) {
-    std::printf("%s: sum one array split over K GPUs (one cooperative grid per GPU), verify it, time it.\nNCCL: %s. ", kStep,
-                HAVE_NCCL ? "built in" : "not found at configure time (nccl variants left out)");
-    harness::print_variant_list(kVariants);
-    std::printf("One process per GPU (NCCL, variant nccl_mp): scripts/nccl_launch.sh K ./step08_nccl_ranks [flags].\n%s",
-                harness::usage_text(kFlags).c_str());
-    return 0;
-  }
-  // The variants in the order of kVariants; the harness runs them (common/multi_gpu_step.cuh).
-  return harness::run_multi_gpu_step(opt, kStep, [&](harness::MultiGpuSetup& gpus) {
-    auto chosen = [&](size_t v) { return harness::chosen(opt, kVariants[v]); };
-    harness::MultiGpuPlan plan;
-    if (!gpus.peers.ok && (chosen(0) || chosen(1))) plan.skip("peer variants", gpus.peers.why_not);
-    if (gpus.peers.ok) {
-      void* slots = nullptr;
-      const PeerBarrier bar = make_barrier(gpus, slots);
-      auto launch = [&mg = gpus.mg, bar](unsigned blocks, int reps) { launch_barriers(mg, bar, blocks, reps); };
-      plan.barrier = harness::BarrierUnderTest{launch, bar.gen, bar.count, bar.timeouts};
-      plan.test_barrier_reuse = chosen(1);  // with the variant that relies on it
-      if (chosen(0)) plan.add("peer_atomic", [](const auto& s) { launch_peer_atomic(s); }, false);
-      if (chosen(1))
-        plan.add("peer_barrier", [bar, slots](const auto& s) { launch_peer_barrier(s, bar, slots); }, true,
-                 [&mg = gpus.mg, bar] { return harness::read_on_gpu0(mg, bar.timeouts); });
-    }
+  const char* intro = "sum one array split over K GPUs (one cooperative grid per GPU), verify it, time it.\n"
+                      "One process per GPU (NCCL, variant nccl_mp): scripts/nccl_launch.sh K ./step08_nccl_ranks [flags].";
+  return harness::run_multi_gpu_step(argc, argv, kStep, intro, kFlags, kVariants,
+                                     [](harness::MultiGpuSetup& gpus, harness::MultiGpuPlan& plan) {
+    void* slots = nullptr;
+    const PeerBarrier bar = make_barrier(gpus, slots);
+    auto launch = [&mg = gpus.mg, bar](unsigned blocks, int reps) { launch_barriers(mg, bar, blocks, reps); };
+    plan.barrier = harness::BarrierUnderTest{launch, bar.gen, bar.count, bar.timeouts};
+    plan.add("peer_atomic", [](const auto& s) { launch_peer_atomic(s); });
+    plan.add("peer_barrier", [bar, slots](const auto& s) { launch_peer_barrier(s, bar, slots); },
+             [&mg = gpus.mg, bar] { return harness::read_on_gpu0(mg, bar.timeouts); });
 #if HAVE_NCCL
-    if (chosen(2) || chosen(3) || !opt.check_only) gpus.nccl.init(gpus.devices);  // the cost lines use it too
-    if (chosen(2)) plan.add("nccl", [&comms = gpus.nccl.list](const auto& s) { launch_nccl(s, comms); }, true);
+    plan.add("nccl", [&comms = gpus.nccl.list](const auto& s) { launch_nccl(s, comms); });
 #endif
 #if HAVE_NCCL_DEVICE_API
-    if (chosen(3)) {
-      gpus.lsa.setup(gpus.mg, gpus.nccl.list);
-      if (!gpus.lsa.ok) plan.skip("nccl_lsa", gpus.lsa.why_not);
-      else plan.add("nccl_lsa", [&lsa = gpus.lsa](const auto& s) { launch_nccl_lsa(s, lsa); }, true);
-    }
+    plan.add("nccl_lsa", [&lsa = gpus.lsa](const auto& s) { launch_nccl_lsa(s, lsa); });
 #endif
-    return plan;
   });
 }

@@ -11,17 +11,9 @@
 
 #include "nccl_ranks.cuh"
 #include "shard_sum.cuh"
-#include "variant_list.cuh"
 
 static const char* kStep = "step08_nccl_ranks";
-[[maybe_unused]] static const char* kCsvStep = "step08_multi_grid";  // the step column of its rows
-// Its flags beyond the core ones: --rank R --nranks K --id-file PATH, all three required.
-static constexpr unsigned kFlags = harness::kRanks;
-
-static const std::vector<harness::VariantName> kVariants = {
-    {"nccl_mp", "this rank's shard: grid_sync into a device scalar, then ncclAllReduce over the ranks "
-                "(ncclCommInitRank, one process per GPU)", true},
-};
+static const char* kCsvStep = "step08_multi_grid";  // the step column of its rows
 
 // [docs:one-process-per-gpu]
 // ---- one process per GPU (NCCL) ----------------------------------------------------------------------
@@ -54,61 +46,31 @@ static ncclComm_t init_communicator(const harness::Options& opt) {
 }
 // [/docs:init-communicator]
 
-// This rank's shard of every n, reduced and all-reduced; `small` holds this rank's sum at [16]
-// and the total at [0].
+// [docs:nccl-mp]
+// This rank's shard into a device scalar (total + 16), then the all-reduce of the K scalars:
+// every rank gets the total in *total.
 template <typename T>
-bool rank_dtype(const char* dtype, const harness::Options& opt, harness::Rank& rank) {
-  const int R = opt.rank, K = opt.nranks;
-  T* out = static_cast<T*>(rank.small);
-  bool all_ok = true;
-  for (size_t n : opt.sizes) {
-    for (size_t offset : opt.offsets) {
-      const size_t count = harness::shard_size(n, K, R);
-      const T* in = harness::place_input<T>(rank.in, count, offset, opt.seed, rank.stream, harness::shard_begin(n, K, R));
-      auto launch = [&] {
-        launch_on_shard(reduce_shard<T>, rank.stream, in, count, static_cast<T*>(rank.scratch), out + 16);
-        NCCL_CHECK(ncclAllReduce(out + 16, out, 1, harness::nccl_type<T>(), ncclSum, rank.comm, rank.stream));
-      };
-      all_ok &= rank.check_and_time<T>(kCsvStep, "nccl_mp", dtype, n, offset, launch);
-    }
-  }
-  return all_ok;
+void nccl_mp(const T* in, size_t count, T* total, const harness::Rank& rank) {
+  T* mine = total + 16;
+  launch_on_shard(reduce_shard<T>, rank.stream, in, count, static_cast<T*>(rank.scratch), mine);
+  NCCL_CHECK(ncclAllReduce(mine, total, 1, harness::nccl_type<T>(), ncclSum, rank.comm, rank.stream));
 }
+// [/docs:nccl-mp]
 #endif
 
+// The harness (common/nccl_ranks.cuh) parses the flags (--rank, --nranks, --id-file required),
+// opens this rank's GPU, then runs nccl_mp on every dtype, size and offset; rank 0 writes the rows.
 int main(int argc, char** argv) {
-  harness::turn_off_nvls(kStep);
-  harness::Options opt;
-  const int usage = harness::parse_flags(argc, argv, kStep, kFlags, kVariants, opt, [](const harness::Options& o) {
-    if (!o.help && o.rank < 0)
-      throw harness::UsageError("--rank: missing (one rank of K processes: scripts/nccl_launch.sh K ./" +
-                                std::string(kStep) + " [flags] starts them)");
-  });
-  if (usage >= 0) return usage;
-  if (opt.help) {
-    std::printf("%s: one rank of step 08's sum over K GPUs, one process per GPU (NCCL: %s); start K of them with\n"
-                "scripts/nccl_launch.sh K ./%s [flags]. ", kStep, HAVE_NCCL ? "built in" : "not found at configure time",
-                kStep);
-    harness::print_variant_list(kVariants);
-    std::printf("%s", harness::usage_text(kFlags).c_str());
-    return 0;
-  }
-  const std::string who = std::string(kStep) + ": rank " + std::to_string(opt.rank);
-  return harness::exit_code_of(who.c_str(), [&] {
-    if (int code = harness::open_device(opt.device, kStep); code >= 0) return code;
-#if !HAVE_NCCL
-    std::printf("%s: needs NCCL, and this build has none; skipping.\n", kStep);
-    return 77;
-#else
-    size_t max_shard = 0;
-    for (size_t n : opt.sizes) max_shard = std::max(max_shard, harness::shard_size(n, opt.nranks, opt.rank));
-    harness::Rank rank(opt, init_communicator(opt), max_shard);
-    if (!opt.check_only) rank.allreduce_cost();
-    const bool ok = harness::for_each_dtype(opt, [&](auto zero, const char* dtype) {
-      return rank_dtype<decltype(zero)>(dtype, opt, rank);
-    });
-    rank.finish();
-    return harness::verdict_code(who.c_str(), ok);
+  const char* intro = "one rank of step 08's sum over K GPUs, one process per GPU; start K of them with\n"
+                      "scripts/nccl_launch.sh K ./step08_nccl_ranks [flags].";
+  const harness::VariantName variant{"nccl_mp", "this rank's shard: grid_sync into a device scalar, then ncclAllReduce "
+                                                "over the ranks (ncclCommInitRank, one process per GPU)"};
+#if HAVE_NCCL
+  return harness::run_nccl_rank(argc, argv, kStep, kCsvStep, intro, variant, init_communicator,
+                                [](auto in, size_t count, auto total, const harness::Rank& rank) {
+                                  nccl_mp(in, count, total, rank);
+                                });
+#else  // flags and --help as usual, then one line and exit 77
+  return harness::run_nccl_rank(argc, argv, kStep, kCsvStep, intro, variant, nullptr, nullptr);
 #endif
-  });
 }
