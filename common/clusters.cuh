@@ -5,8 +5,10 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "harness.cuh"
 
@@ -57,11 +59,19 @@ struct ClusterConfig : LaunchConfig {
   }
 };
 
-// Sizes above 8 are non-portable: the kernel must opt in before it is launched or asked about.
+// Sizes above 8 are non-portable: the kernel must opt in before it is launched or asked about,
+// once per kernel and device (not on every launch: a timed launch should be the launch only).
 template <typename Kernel>
 cudaError_t allow_cluster_size(Kernel kernel, int cluster) {
   if (cluster <= kPortableClusterMax) return cudaSuccess;
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  static std::set<std::pair<const void*, int>> allowed;
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), device);
+  if (allowed.count(key)) return cudaSuccess;
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  if (e == cudaSuccess) allowed.insert(key);
+  return e;
 }
 
 // A cluster launch in the typed form (cudaLaunchKernelEx checks the arguments against the
