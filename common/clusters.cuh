@@ -36,6 +36,12 @@ constexpr int kPortableClusterMax = 8;
 // The cluster size a variant launches with: --cluster C when given, else its own.
 inline int cluster_size_or(int own) { return forced_cluster() ? forced_cluster() : own; }
 
+// A --cluster larger than a kernel's per-cluster slots (`most`) is the user's choice: exit 2.
+inline void require_cluster_at_most(int cluster, int most) {
+  if (cluster > most)
+    throw UsageError("--cluster: at most " + std::to_string(most) + " blocks (the leader's slots)");
+}
+
 // A launch failure of a cluster variant: with --cluster it is the user's choice of size (a usage
 // error, one line, exit 2, naming CUDA's error); without, a bug (CudaError at file:line, exit 1).
 inline void check_cluster(cudaError_t err, int cluster, const char* variant, const char* call, const char* file, int line) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,29 +55,58 @@ class ProbeCsv {
   std::ofstream out_;
 };
 
-// A probe's main(). Flags: --reps R, --device K, --csv FILE, --help, and the program's own, read by
-// own(opt, flag, take) (false: no flag of its); a bad flag is one line, exit 2. --help: help(), exit 0.
-// No usable GPU, or one without p.needs: one line, exit 77. Then run(opt, device, csv, stream);
-// what it throws ends as exit_code_of says (one line; exit 2 for a UsageError, else 1).
-template <class Opts, class Own, class Help, class Run>
-int probe_main(int argc, char** argv, const Probe& p, Own&& own, Help&& help, Run&& run) {
+// One flag of a probe's own: its name, the value's name and its --help text, and how the
+// value goes into the options (parse may throw a UsageError).
+template <class Opts>
+struct ProbeFlag {
+  const char* flag;
+  const char* value;
+  const char* about;
+  std::function<void(Opts&, const std::string& value)> parse;
+};
+
+// A probe's --help: `about`, then every flag, the shared ones (--reps with the probe's default,
+// --csv with its header, --device, --help) around the probe's own.
+template <class Opts>
+void print_probe_help(const Probe& p, const char* about, const std::vector<ProbeFlag<Opts>>& own) {
+  auto line = [](const std::string& usage, const std::string& text) { std::printf("  %-21s %s\n", usage.c_str(), text.c_str()); };
+  std::printf("%s: %s\nOptions:\n", p.name, about);
+  line("--reps R", "timed repetitions of each figure (default " + std::to_string(p.reps) + ")");
+  for (const auto& f : own) line(std::string(f.flag) + " " + f.value, f.about);
+  line("--csv FILE", std::string("append one row per measurement: ") + p.csv_header);
+  line("--device K", "GPU to use (default 0)");
+  line("--help", "this text");
+  std::printf("A flag not listed here is an error (exit 2).\nExit codes: 0 ok, 1 CUDA error, 2 bad flag, 77 no usable GPU%s.\n",
+              p.needs ? " (or one without the feature the probe measures)" : "");
+}
+
+// A probe's main(). Flags: those of print_probe_help; a bad flag is one line, exit 2; --help,
+// exit 0. No usable GPU, or one without p.needs: one line, exit 77. Then run(opt, device, csv,
+// stream); what it throws ends as exit_code_of says (one line; exit 2 for a UsageError, else 1).
+template <class Opts, class Run>
+int probe_main(int argc, char** argv, const Probe& p, const char* about, const std::vector<ProbeFlag<Opts>>& own,
+               Run&& run) {
   Opts opt;
   opt.reps = p.reps;
   try {
     scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
-      if (flag == "--help" || flag == "-h") opt.help = true;
-      else if (flag == "--reps") opt.reps = parse_int(take(), "--reps", 1, 1000);
-      else if (flag == "--device") opt.device = parse_int(take(), "--device", 0, 1023);
-      else if (flag == "--csv") {
+      if (flag == "--help" || flag == "-h") return void(opt.help = true);
+      if (flag == "--reps") return void(opt.reps = parse_int(take(), "--reps", 1, 1000));
+      if (flag == "--device") return void(opt.device = parse_int(take(), "--device", 0, 1023));
+      if (flag == "--csv") {
         opt.csv = take();
         if (opt.csv.empty()) throw UsageError("--csv: empty file name");
-      } else if (!own(opt, flag, take)) throw UsageError(flag + ": unknown flag (see --help)");
+        return;
+      }
+      for (const auto& f : own)
+        if (flag == f.flag) return f.parse(opt, take());
+      throw UsageError(flag + ": unknown flag (see --help)");
     });
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", p.name, e.what());
     return 2;
   }
-  if (opt.help) return help(), 0;
+  if (opt.help) return print_probe_help(p, about, own), 0;
   return exit_code_of(p.name, [&] {
     if (int code = open_device(opt.device, p.name); code >= 0) return code;
     if (p.needs && p.needs(opt.device, p.name)) return 77;

@@ -36,17 +36,10 @@ template <typename T>
 using FilterLauncher =
     std::function<void(const T* in, size_t n, Keep<T> keep, T* out, unsigned long long* count, const Launch& ctx)>;
 
-struct FilterVariant {
+struct FilterVariant : TypedLauncher<FilterLauncher> {
   std::string name, about;
-  FilterLauncher<unsigned> run_int;
-  FilterLauncher<float> run_float;
   template <class F>
-  FilterVariant(std::string name_, std::string about_, F f) : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f) {}
-  template <typename T>
-  const FilterLauncher<T>& launcher() const {
-    if constexpr (std::is_same_v<T, unsigned>) return run_int;
-    else return run_float;
-  }
+  FilterVariant(std::string name_, std::string about_, F f) : TypedLauncher(f), name(std::move(name_)), about(std::move(about_)) {}
 };
 
 // The bit patterns of the elements that pass, sorted: made in pieces on the host's cores,
@@ -224,9 +217,7 @@ inline Problem filter_problem(const char* step, std::vector<FilterVariant> varia
   p.about = "keep the elements below a threshold (stream compaction); --pass-rate percent of them";
   for (const auto& v : variants) p.variants.push_back({v.name, v.about});
   p.run = [step, variants](const Options& opt, const DeviceInfo& dev, Bench& bench, const std::vector<std::string>& chosen) {
-    std::vector<const FilterVariant*> run;
-    for (const auto& v : variants)
-      if (std::find(chosen.begin(), chosen.end(), v.name) != chosen.end()) run.push_back(&v);
+    const std::vector<const FilterVariant*> run = variants_named(variants, chosen);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
     const size_t in_bytes = input_buffer_bytes(max_n), out_bytes = (max_n + 64) * 4;
     // The sort of the output needs a copy and CUB's temporary storage (about one more copy).

@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "cli.hpp"
@@ -120,26 +121,55 @@ cudaError_t launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block,
   return cudaLaunchKernelEx(&c.config, kernel, std::forward<Args>(args)...);
 }
 
+// The device address of a __device__ variable (an array's: of its first element). A launcher
+// asks once and keeps it in a static.
+template <typename Symbol>
+auto symbol_address(const Symbol& symbol) {
+  void* p = nullptr;
+  CUDA_CHECK(cudaGetSymbolAddress(&p, symbol));
+  return static_cast<std::remove_all_extents_t<Symbol>*>(p);
+}
+
+// Prints `line` the first time `key` comes, never again: a choice a launcher makes per shape
+// (which path, which cluster size) that the result rows cannot show.
+inline void note_once(const std::string& key, const std::string& line) {
+  static std::set<std::string> seen;
+  if (seen.insert(key).second) std::printf("%s\n", line.c_str());
+}
+
+// The element type behind a launcher's `in` (const T*): for the generic lambdas in a step's
+// main, which pass a kernel template its T.
+template <typename Ptr>
+using elem_t = std::remove_const_t<std::remove_pointer_t<Ptr>>;
+
 template <typename T>
 using Launcher = std::function<void(const T* in, size_t n, T* out, const Launch& ctx)>;
 
-// One way of reducing. `f` is a generic lambda: the harness instantiates it for the two
-// element types, unsigned (the "int" dtype: 32-bit integers summed modulo 2^32) and float.
-struct Variant {
+// A variant's launcher for both element types, made from one generic lambda: the harness
+// instantiates it for unsigned (the "int" dtype: 32-bit integers summed modulo 2^32) and float.
+// L<T> is the problem's launcher type (Launcher here; segmented, filter, normalize, K GPUs).
+template <template <typename> class L>
+struct TypedLauncher {
+  L<unsigned> run_int;
+  L<float> run_float;
+  template <class F>
+  explicit TypedLauncher(F f) : run_int(f), run_float(f) {}
+  template <typename T>
+  const L<T>& launcher() const {
+    if constexpr (std::is_same_v<T, unsigned>) return run_int;
+    else return run_float;
+  }
+};
+
+// One way of reducing an array to one sum.
+struct Variant : TypedLauncher<Launcher> {
   std::string name, about;
-  Launcher<unsigned> run_int;
-  Launcher<float> run_float;
   bool expect_correct;
   bool in_all;  // false: runs only when named with --variant (a demonstration that breaks the context)
   template <class F>
   Variant(std::string name_, std::string about_, F f, bool expect_correct_ = true, bool in_all_ = true)
-      : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), expect_correct(expect_correct_),
+      : TypedLauncher(f), name(std::move(name_)), about(std::move(about_)), expect_correct(expect_correct_),
         in_all(in_all_) {}
-  template <typename T>
-  const Launcher<T>& launcher() const {
-    if constexpr (std::is_same_v<T, unsigned>) return run_int;
-    else return run_float;
-  }
 };
 
 struct DeviceInfo {
@@ -198,6 +228,28 @@ __global__ void flush_l2_kernel(const int4* buf, size_t count, int* sink) {
   }
   if (acc == 0x7fffffff) *sink = acc;  // never true (buffer is zero); keeps the loads alive
 }
+
+// One GPU's flush buffer (allocated on the current GPU, zeroed) and its launch. Not RAII: the
+// multi-GPU code frees each GPU's buffer with that GPU current.
+struct L2Flush {
+  int4* buf = nullptr;
+  size_t count = 0;  // int4s: twice the L2
+  int sms = 0;
+  void allocate(const DeviceInfo& dev) {
+    sms = dev.sms;
+    count = size_t(std::max(dev.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
+    CUDA_CHECK(cudaMalloc(&buf, count * sizeof(int4) + sizeof(int)));
+    CUDA_CHECK(cudaMemset(buf, 0, count * sizeof(int4) + sizeof(int)));
+  }
+  void run(cudaStream_t s) const {
+    flush_l2_kernel<<<sms * 4, 512, 0, s>>>(buf, count, reinterpret_cast<int*>(buf + count));
+    CUDA_CHECK_LAUNCH();
+  }
+  void free() {
+    cudaFree(buf);
+    buf = nullptr;
+  }
+};
 
 // The floor: the least data movement a problem needs, and nothing else. It reads in[0..n)
 // and writes out[0..m) (m <= n): m = 0 for a sum, the row sums of a segmented sum, the kept
@@ -372,12 +424,10 @@ class Bench {
   Bench(const Options& opt, const DeviceInfo& dev, const std::string& step) : opt_(opt), dev_(dev), step_(step) {
     if (!opt.csv.empty()) require_csv_schema(opt.csv);  // before anything is measured
     CUDA_CHECK(cudaStreamCreate(&stream_));
-    flush_count_ = size_t(std::max(dev.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
-    CUDA_CHECK(cudaMalloc(&flush_buf_, flush_count_ * sizeof(int4) + sizeof(int)));
-    CUDA_CHECK(cudaMemset(flush_buf_, 0, flush_count_ * sizeof(int4) + sizeof(int)));
+    flush_.allocate(dev);
   }
   ~Bench() {
-    cudaFree(flush_buf_);
+    flush_.free();
     cudaStreamDestroy(stream_);
   }
   cudaStream_t stream() const { return stream_; }
@@ -403,8 +453,7 @@ class Bench {
     // One timed run of contender i: the event pair's time, or -1 when the GPU passed `start`
     // before the host had queued the whole batch (host time could then be inside).
     auto timed_run = [&](size_t i) -> double {
-      flush_l2_kernel<<<dev_.sms * 4, 512, 0, stream_>>>(flush_buf_, flush_count_, reinterpret_cast<int*>(flush_buf_ + flush_count_));
-      CUDA_CHECK_LAUNCH();
+      flush_.run(stream_);
       if (batch > 1) {
         wait_ns_kernel<<<1, 1, 0, stream_>>>(hold_ns[i]);
         CUDA_CHECK_LAUNCH();
@@ -466,8 +515,7 @@ class Bench {
   const DeviceInfo& dev_;
   std::string step_;
   cudaStream_t stream_{};
-  int4* flush_buf_ = nullptr;
-  size_t flush_count_ = 0;
+  L2Flush flush_;
 };
 
 template <typename T>
@@ -494,6 +542,7 @@ struct Contender {
   std::string check;
   bool ok;
   size_t bytes = 0;  // what it moves, for its GB/s; 0: the problem's bytes (the floor sets its own)
+  bool row = true;   // false: timed for a derived figure only (step 08's CUB on each shard alone)
 };
 
 // The floor as a contender: reads the n input elements, writes m of the output (see
@@ -688,13 +737,20 @@ inline bool clusters_unsupported(int device, const char* step) {
 // line, when GPU `device` lacks it; the program then exits 77.
 using Requirement = bool (*)(int device, const char* step);
 
-// Throws a --n error (exit 2) when `bytes` of GPU memory (plus 256 MiB of slack) are not free.
-inline void require_memory(size_t bytes, const std::string& what) {
+// The current GPU's free memory in bytes.
+inline size_t free_gpu_bytes() {
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return free_b;
+}
+
+// Throws a --n error (exit 2) when `bytes` of the current GPU's memory (plus 256 MiB of slack)
+// are not free.
+inline void require_memory(size_t bytes, const std::string& what) {
+  const size_t free_b = free_gpu_bytes();
   if (bytes + (size_t(256) << 20) > free_b) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "--n: %s need %.2f GiB of GPU memory; %.2f GiB are free", what.c_str(),
+    char buf[240];
+    std::snprintf(buf, sizeof buf, "--n: %s would need %.2f GiB of GPU memory; %.2f GiB are free", what.c_str(),
                   bytes / 1073741824.0, free_b / 1073741824.0);
     throw UsageError(buf);
   }
@@ -745,34 +801,45 @@ inline int verdict_code(const char* step, bool ok) {
   return ok ? 0 : 1;
 }
 
-// The whole program behind every step's main(). Exit codes: see usage_text().
-// `reads`: the program's flags beyond the core ones (cli.hpp's ExtraFlags).
-// `needs`: a GPU feature the program cannot run without (e.g. cooperative_unsupported): one
-// line and exit 77 without it, checked after the flags, so that a bad flag is still exit 2.
-inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants,
-                    unsigned reads = kBatch, Requirement needs = nullptr) {
-  VariantGroup names;
-  for (const auto& v : all_variants) names.variants.push_back({v.name, v.about, v.in_all});
+// The program behind run_step and run_problems (problem.cuh): the front (parse_program), the
+// --blocks and --cluster the launchers ask for, the GPU, the header and the timer; then
+// body(opt, dev, bench) runs the chosen variants and returns whether every result that should
+// be right was. Exit codes: see usage_text(). `reads`: the program's flags beyond the core ones
+// (cli.hpp's ExtraFlags). `needs`: a GPU feature the program cannot run without (e.g.
+// cooperative_unsupported): one line and exit 77 without it, checked after the flags, so that a
+// bad flag is still exit 2.
+template <class Body>
+int run_program(int argc, char** argv, const char* step, const std::string& intro,
+                const std::vector<VariantGroup>& groups, unsigned reads, Requirement needs, Body&& body) {
   Options opt;
-  if (int code = parse_program(argc, argv, step, reads, "sum an array on the GPU, verify it, time it against CUB.",
-                               {names}, opt);
-      code >= 0)
-    return code;
-  std::vector<const Variant*> chosen;
-  for (size_t i = 0; i < all_variants.size(); ++i)
-    if (harness::chosen(opt, names.variants[i])) chosen.push_back(&all_variants[i]);
+  if (int code = parse_program(argc, argv, step, reads, intro, groups, opt); code >= 0) return code;
   forced_blocks() = unsigned(opt.blocks);
   forced_cluster() = opt.cluster;
   return exit_code_of(step, [&] {
     if (needs && needs(opt.device, step)) return 77;
     if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
+    print_header(opt, dev, step);
+    Bench bench(opt, dev, step);
+    return verdict_code(step, body(opt, dev, bench));
+  });
+}
+
+// The whole program behind every array-sum step's main(): its variants over every dtype, size
+// and offset (run_dtype). `reads`, `needs`: as run_program's.
+inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& all_variants,
+                    unsigned reads = kBatch, Requirement needs = nullptr) {
+  VariantGroup names;
+  for (const auto& v : all_variants) names.variants.push_back({v.name, v.about, v.in_all});
+  const char* intro = "sum an array on the GPU, verify it, time it against CUB.";
+  return run_program(argc, argv, step, intro, {names}, reads, needs, [&](const Options& opt, const DeviceInfo&, Bench& bench) {
+    std::vector<const Variant*> chosen;
+    for (size_t i = 0; i < all_variants.size(); ++i)
+      if (harness::chosen(opt, names.variants[i])) chosen.push_back(&all_variants[i]);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
     const size_t in_bytes = input_buffer_bytes(max_n);
     const size_t scratch_bytes = max_n / 32 * 8 + (size_t(1) << 20);
     require_memory(in_bytes + scratch_bytes, std::to_string(max_n) + " elements");
-    print_header(opt, dev, step);
-    Bench bench(opt, dev, step);
     void* d_in = nullptr;
     void* d_scratch = nullptr;
     void* d_out = nullptr;
@@ -787,7 +854,7 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_scratch));
     CUDA_CHECK(cudaFree(d_out));
-    return verdict_code(step, ok);
+    return ok;
   });
 }
 

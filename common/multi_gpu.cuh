@@ -91,8 +91,7 @@ struct Gpu {
   void* scratch = nullptr;  // block partials etc.
   size_t scratch_bytes = 0;
   void* out = nullptr;  // 256 bytes: [0] the result, [1] the floor's sink
-  int4* flush = nullptr;
-  size_t flush_count = 0;
+  L2Flush flush;
   cudaEvent_t ready{}, done{};  // no timing: cross-device waits only
   cudaEvent_t t0{}, t1{};       // timing, on this GPU's own clock (time_each_gpu)
 };
@@ -108,22 +107,18 @@ class MultiGpu {
       g.info = device_info(d);
       g.in_bytes = input_buffer_bytes(max_shard);
       g.scratch_bytes = size_t(1) << 20;             // partials of at most 65536 blocks x 8 bytes x 2
-      size_t free_b = 0, total_b = 0;
-      CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      if (g.in_bytes + g.scratch_bytes + (size_t(256) << 20) > free_b) {
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "--n: a shard of %zu elements needs %.2f GiB on GPU %d; %.2f GiB are free",
-                      max_shard, g.in_bytes / 1073741824.0, d, free_b / 1073741824.0);
+      try {
+        require_memory(g.in_bytes + g.scratch_bytes, "a shard of " + std::to_string(max_shard) + " elements on GPU " +
+                                                         std::to_string(d));
+      } catch (const UsageError&) {
         release();
-        throw UsageError(buf);
+        throw;
       }
       CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
       CUDA_CHECK(cudaMalloc(&g.in, g.in_bytes));
       CUDA_CHECK(cudaMalloc(&g.scratch, g.scratch_bytes));
       CUDA_CHECK(cudaMalloc(&g.out, 256));
-      g.flush_count = size_t(std::max(g.info.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
-      CUDA_CHECK(cudaMalloc(&g.flush, g.flush_count * sizeof(int4) + sizeof(int)));
-      CUDA_CHECK(cudaMemset(g.flush, 0, g.flush_count * sizeof(int4) + sizeof(int)));
+      g.flush.allocate(g.info);
       CUDA_CHECK(cudaEventCreateWithFlags(&g.ready, cudaEventDisableTiming));
       CUDA_CHECK(cudaEventCreateWithFlags(&g.done, cudaEventDisableTiming));
       CUDA_CHECK(cudaEventCreate(&g.t0));
@@ -253,9 +248,7 @@ class MultiGpu {
     for (int k = 0; k < size(); ++k) {
       Gpu& g = gpus_[size_t(k)];
       use(k);
-      flush_l2_kernel<<<g.info.sms * 4, 512, 0, g.stream>>>(g.flush, g.flush_count,
-                                                            reinterpret_cast<int*>(g.flush + g.flush_count));
-      CUDA_CHECK_LAUNCH();
+      g.flush.run(g.stream);
     }
   }
 
@@ -328,7 +321,7 @@ class MultiGpu {
       cudaFree(g.in);
       cudaFree(g.scratch);
       cudaFree(g.out);
-      cudaFree(g.flush);
+      g.flush.free();
       if (g.ready) cudaEventDestroy(g.ready);
       if (g.done) cudaEventDestroy(g.done);
       if (g.t0) cudaEventDestroy(g.t0);

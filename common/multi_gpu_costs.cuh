@@ -143,9 +143,7 @@ inline void measure_peer_copies(MultiGpu& mg) {
     size_t bytes = size_t(1) << 30;
     for (int g : {0, k}) {
       mg.use(g);
-      size_t free_b = 0, total_b = 0;
-      CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      bytes = std::min(bytes, free_b / 4);
+      bytes = std::min(bytes, free_gpu_bytes() / 4);
     }
     void *a = nullptr, *b = nullptr;
     mg.use(0);

@@ -28,36 +28,23 @@ struct Shards {
 // everywhere: the total lands on every GPU (each verified, and all bitwise equal), else on
 // GPU 0 only. timeouts: if set, read after each checked run; nonzero fails the program (a
 // cross-GPU barrier gave up). A variant without a launcher is skipped, `skipped` saying why.
-struct MultiVariant {
+template <typename T>
+using MultiLauncher = std::function<void(const Shards<T>&)>;
+
+struct MultiVariant : TypedLauncher<MultiLauncher> {
   std::string name;
-  std::function<void(const Shards<unsigned>&)> run_int;
-  std::function<void(const Shards<float>&)> run_float;
   bool everywhere = false;
   std::function<unsigned()> timeouts;
   std::string skipped;
 
   template <class F>
   MultiVariant(std::string name_, F f, bool everywhere_, std::function<unsigned()> timeouts_ = {})
-      : name(std::move(name_)), run_int(f), run_float(f), everywhere(everywhere_), timeouts(std::move(timeouts_)) {}
+      : TypedLauncher(f), name(std::move(name_)), everywhere(everywhere_), timeouts(std::move(timeouts_)) {}
   static MultiVariant skip(std::string what, std::string why) {
     MultiVariant v(std::move(what), nullptr, false);
     v.skipped = std::move(why);
     return v;
   }
-  template <typename T>
-  const std::function<void(const Shards<T>&)>& launcher() const {
-    if constexpr (std::is_same_v<T, unsigned>) return run_int;
-    else return run_float;
-  }
-};
-
-// One contender of the comparison. row = false: timed for a derived number only.
-struct MultiContender {
-  std::string step, name;
-  std::function<void()> launch;
-  std::string check;
-  bool ok;
-  bool row;
 };
 
 // The largest shard (elements) any GPU holds over --n, for the buffers.
@@ -103,19 +90,17 @@ inline void print_multi_header(const Options& opt) {
 // contender, its input in `whole` (the caller frees it; nullptr: it did not fit, no contender).
 template <typename T>
 bool whole_array_cub(const Options& opt, MultiGpu& mg, CubSum<T>& cub, size_t n, size_t offset, const Reference& ref,
-                     void*& whole, std::vector<MultiContender>& cs) {
+                     void*& whole, std::vector<Contender>& cs) {
   mg.use(0);
-  size_t free_b = 0, total_b = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const size_t bytes = input_buffer_bytes(n);
   whole = nullptr;
-  if (bytes + (size_t(512) << 20) >= free_b) return true;
+  if (bytes + (size_t(512) << 20) >= free_gpu_bytes()) return true;
   CUDA_CHECK(cudaMalloc(&whole, bytes));
   const T* whole_in = place_input<T>(whole, n, offset, opt.seed, mg[0].stream);
   auto sum = cub.prepare(whole_in, n, static_cast<T*>(mg[0].out), mg[0].stream);
   auto launch = [&mg, sum] { mg.use(0); sum(); };
   const Verdict v = verify_result(mg.template run_once<T>(launch)[0], ref, n);
-  cs.push_back({"cub", "cub_1gpu", launch, check_text(v), v.ok, true});
+  cs.push_back({"cub", "cub_1gpu", launch, check_text(v), v.ok});
   return v.ok;
 }
 
@@ -124,7 +109,7 @@ bool whole_array_cub(const Options& opt, MultiGpu& mg, CubSum<T>& cub, size_t n,
 // (for the sum of single-GPU CUB times, no row of their own).
 template <typename T>
 bool cub_on_shards(const Options& opt, MultiGpu& mg, std::vector<CubSum<T>>& cub, const Shards<T>& s, size_t n,
-                   const Reference& ref, std::vector<MultiContender>& cs) {
+                   const Reference& ref, std::vector<Contender>& cs) {
   const int K = mg.size();
   std::vector<std::function<void()>> each;
   for (int k = 0; k < K; ++k) {
@@ -136,15 +121,16 @@ bool cub_on_shards(const Options& opt, MultiGpu& mg, std::vector<CubSum<T>>& cub
   T host = 0;
   for (T g : mg.template run_once<T>(all)) host += g;
   const Verdict v = verify_result(host, ref, n);
-  cs.push_back({"cub", "cub_each_gpu", all, check_text(v) + " (shard sums added on the host, untimed)", v.ok, true});
+  cs.push_back({"cub", "cub_each_gpu", all, check_text(v) + " (shard sums added on the host, untimed)", v.ok});
   if (!opt.check_only) {
     cs.push_back({"floor", "read", [&mg, s, K] {
                     for (int k = 0; k < K; ++k) {
                       mg.use(k);
                       launch_floor(s.in[size_t(k)], s.count[size_t(k)], s.out(k) + 1, 0, mg[k].stream);
                     }
-                  }, "(reads only, all GPUs at once)", true, true});
-    for (int k = 0; k < K; ++k) cs.push_back({"cub", "cub_shard" + std::to_string(k), each[size_t(k)], "", true, false});
+                  }, "(reads only, all GPUs at once)", true});
+    for (int k = 0; k < K; ++k)
+      cs.push_back({"cub", "cub_shard" + std::to_string(k), each[size_t(k)], "", true, /*bytes=*/0, /*row=*/false});
   }
   return v.ok;
 }
@@ -154,7 +140,7 @@ bool cub_on_shards(const Options& opt, MultiGpu& mg, std::vector<CubSum<T>>& cub
 template <typename T>
 bool check_multi_variant(const Options& opt, MultiGpu& mg, const MultiVariant& var, const std::function<void()>& launch,
                          const char* dtype, size_t n, size_t offset, const Reference& ref, const char* step,
-                         std::vector<MultiContender>& cs) {
+                         std::vector<Contender>& cs) {
   const int K = mg.size();
   const int runs = std::max(1, opt.repeat_results);
   std::vector<T> firsts;
@@ -179,13 +165,13 @@ bool check_multi_variant(const Options& opt, MultiGpu& mg, const MultiVariant& v
     if (timeouts) throw std::runtime_error("cross-GPU barrier timed out: " + text);
   }
   if (opt.repeat_results > 0) print_results(dtype, n, offset, var.name, firsts);
-  cs.push_back({step, var.name, launch, text, ok, true});
+  cs.push_back({step, var.name, launch, text, ok});
   return ok;
 }
 
 // --check: one line per contender; else all timed in turns and one row each, plus the sum of
 // the shards' single-GPU CUB times (cub_sum_of_shards).
-inline void report_multi(const Options& opt, MultiGpu& mg, const std::vector<MultiContender>& cs, const char* dtype,
+inline void report_multi(const Options& opt, MultiGpu& mg, const std::vector<Contender>& cs, const char* dtype,
                          size_t n, size_t offset, bool have_cub) {
   const int K = mg.size();
   const std::string shape = "gpus=" + std::to_string(K);
@@ -231,7 +217,7 @@ bool run_multi_dtype(const char* dtype, const Options& opt, MultiGpu& mg, const 
       Shards<T> s{&mg, mg.template fill<T>(n, offset, opt.seed), {}};
       for (int k = 0; k < K; ++k) s.count.push_back(shard_size(n, K, k));
       const Reference ref = reference_sum<T>(opt.seed, n);
-      std::vector<MultiContender> cs;
+      std::vector<Contender> cs;
       void* whole = nullptr;
       all_ok &= whole_array_cub<T>(opt, mg, cub_whole, n, offset, ref, whole, cs);
       all_ok &= cub_on_shards<T>(opt, mg, cub_shard, s, n, ref, cs);

@@ -61,13 +61,11 @@ class Rank {
   Rank(const Options& opt, ncclComm_t comm_, size_t max_shard) : opt_(opt), dev(device_info(opt.device)), comm(comm_) {
     std::printf("rank %d of %d on %s (device %d), NCCL %d\n", opt.rank, opt.nranks, dev.name.c_str(), opt.device,
                 NCCL_VERSION_CODE);
-    flush_count = size_t(std::max(dev.l2_bytes, 1 << 20)) * 2 / sizeof(int4);
     CUDA_CHECK(cudaMalloc(&in, input_buffer_bytes(max_shard)));
     CUDA_CHECK(cudaMalloc(&scratch, size_t(1) << 20));
     CUDA_CHECK(cudaMalloc(&small, 512));
     CUDA_CHECK(cudaMemset(small, 0, 512));
-    CUDA_CHECK(cudaMalloc(&flush, flush_count * sizeof(int4) + sizeof(int)));
-    CUDA_CHECK(cudaMemset(flush, 0, flush_count * sizeof(int4) + sizeof(int)));
+    flush.allocate(dev);
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   }
   // The orderly end (not a destructor: it must not run while an error unwinds, where the
@@ -79,7 +77,7 @@ class Rank {
     cudaFree(in);
     cudaFree(scratch);
     cudaFree(small);
-    cudaFree(flush);
+    flush.free();
     if (opt_.rank == 0) std::remove(opt_.id_file.c_str());
   }
 
@@ -91,12 +89,13 @@ class Rank {
     Timing mine;
     double slowest_median_ms = 0;
   };
+  // Not time_in_turns: its warm-up runs for at least 20 ms, so ranks could make different
+  // numbers of NCCL calls and hang; every rank must make the same calls, hence a fixed count.
   Times time(const std::function<void()>& launch) {
     for (int w = 0; w < opt_.warmup; ++w) launch();
     float* align = static_cast<float*>(small) + 40;
     const std::vector<double> ms = event_pair_times(opt_.reps, stream, launch, [&] {
-      flush_l2_kernel<<<dev.sms * 4, 512, 0, stream>>>(flush, flush_count, reinterpret_cast<int*>(flush + flush_count));
-      CUDA_CHECK_LAUNCH();
+      flush.run(stream);
       NCCL_CHECK(ncclAllReduce(align, align, 1, ncclFloat32, ncclSum, comm, stream));
       wait_ns_kernel<<<1, 1, 0, stream>>>(kHostLeadNs);
       CUDA_CHECK_LAUNCH();
@@ -179,8 +178,7 @@ class Rank {
   void* in = nullptr;       // this rank's shard, with guards
   void* scratch = nullptr;  // block partials (1 MiB)
   void* small = nullptr;    // 512 bytes: out[0] the total, out[16] this rank's sum, the rest as named above
-  int4* flush = nullptr;
-  size_t flush_count = 0;
+  L2Flush flush;
 };
 
 // One dtype: this rank's shard of every n and offset, `launch(in, count, total, rank)` (the total

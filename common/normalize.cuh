@@ -249,17 +249,10 @@ class CubMaxAbsNormalize {
 template <typename T>
 using NormalizeLauncher = std::function<void(const T* in, size_t n, float* out, const Launch& ctx)>;
 
-struct NormalizeVariant {
+struct NormalizeVariant : TypedLauncher<NormalizeLauncher> {
   std::string name, about;
-  NormalizeLauncher<unsigned> run_int;
-  NormalizeLauncher<float> run_float;
   template <class F>
-  NormalizeVariant(std::string name_, std::string about_, F f) : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f) {}
-  template <typename T>
-  const NormalizeLauncher<T>& launcher() const {
-    if constexpr (std::is_same_v<T, unsigned>) return run_int;
-    else return run_float;
-  }
+  NormalizeVariant(std::string name_, std::string about_, F f) : TypedLauncher(f), name(std::move(name_)), about(std::move(about_)) {}
 };
 
 template <typename T>
@@ -316,9 +309,7 @@ inline Problem normalize_problem(const char* step, std::vector<NormalizeVariant>
   p.about = "scale an array to [-1, 1] by its max |x| (float output), every element verified exactly";
   for (const auto& v : variants) p.variants.push_back({v.name, v.about});
   p.run = [step, variants](const Options& opt, const DeviceInfo&, Bench& bench, const std::vector<std::string>& chosen) {
-    std::vector<const NormalizeVariant*> run;
-    for (const auto& v : variants)
-      if (std::find(chosen.begin(), chosen.end(), v.name) != chosen.end()) run.push_back(&v);
+    const std::vector<const NormalizeVariant*> run = variants_named(variants, chosen);
     const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
     const size_t bytes = input_buffer_bytes(max_n), scratch_bytes = size_t(1) << 20;
     require_memory(2 * bytes + scratch_bytes + (size_t(64) << 20), std::to_string(max_n) + " elements in and out");

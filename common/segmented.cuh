@@ -20,21 +20,13 @@ namespace harness {
 template <typename T>
 using SegmentedLauncher = std::function<void(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx)>;
 
-struct SegmentedVariant {
+struct SegmentedVariant : TypedLauncher<SegmentedLauncher> {
   std::string name, about;
-  SegmentedLauncher<unsigned> run_int;
-  SegmentedLauncher<float> run_float;
   size_t max_cols;  // run only on rows up to this long (0: any), e.g. one thread per row
   size_t min_cols;  // run only on rows at least this long (0: any), e.g. a cluster per row
   template <class F>
   SegmentedVariant(std::string name_, std::string about_, F f, size_t max_cols_ = 0, size_t min_cols_ = 0)
-      : name(std::move(name_)), about(std::move(about_)), run_int(f), run_float(f), max_cols(max_cols_),
-        min_cols(min_cols_) {}
-  template <typename T>
-  const SegmentedLauncher<T>& launcher() const {
-    if constexpr (std::is_same_v<T, unsigned>) return run_int;
-    else return run_float;
-  }
+      : TypedLauncher(f), name(std::move(name_)), about(std::move(about_)), max_cols(max_cols_), min_cols(min_cols_) {}
 };
 
 template <typename O>
@@ -199,9 +191,7 @@ inline Problem segmented_problem(const char* step, std::vector<SegmentedVariant>
     p.variants.push_back({v.name, v.about + (v.max_cols ? " (rows up to " + std::to_string(v.max_cols) + ")" : "") +
                                       (v.min_cols ? " (rows from " + std::to_string(v.min_cols) + ")" : "")});
   p.run = [step, variants](const Options& opt, const DeviceInfo& dev, Bench& bench, const std::vector<std::string>& chosen) {
-    std::vector<const SegmentedVariant*> run;
-    for (const auto& v : variants)
-      if (std::find(chosen.begin(), chosen.end(), v.name) != chosen.end()) run.push_back(&v);
+    const std::vector<const SegmentedVariant*> run = variants_named(variants, chosen);
     size_t max_total = 0, max_rows = 0;
     for (size_t n : opt.sizes)
       for (size_t cols : opt.cols) {

@@ -59,5 +59,24 @@ for step in "$@"; do
     fail=1
   fi
 done
-[ $fail = 0 ] && echo "all $# steps: flag errors exit 2, unread flags exit 2, --help lists only own flags and exits 0, no GPU exits 77"
+# The cost probes (cost_probe.cuh's front): their own flags only, the same exit codes.
+probe_flags_of() {
+  case $1 in
+    grid_sync_cost) echo "--reps --syncs --threads --csv --device --help" ;;
+    cluster_cost) echo "--reps --batch --csv --device --help" ;;
+  esac
+}
+for probe in grid_sync_cost cluster_cost; do
+  bin=$bindir/$probe
+  [ -x "$bin" ] || { echo "FAIL: $bin not built"; fail=1; continue; }
+  expect 2 "^$probe: error: --bogus: unknown flag" -- "$bin" --bogus
+  expect 2 "^$probe: error: --n: unknown flag"     -- "$bin" --n 1024
+  expect 2 "error: --reps: expected a whole number" -- "$bin" --reps many
+  expect 0 '^Options:'                              -- "$bin" --help
+  listed=$("$bin" --help | grep -oE '^  --[a-z-]+' | tr -d ' ' | tr '\n' ' ')
+  [ "$listed" = "$(probe_flags_of $probe) " ] || { echo "FAIL: $probe --help lists '$listed', want '$(probe_flags_of $probe) '"; fail=1; }
+  out=$(CUDA_VISIBLE_DEVICES= "$bin" 2>&1); rc=$?
+  if [ "$rc" != 77 ] || [ "$(wc -l <<<"$out")" != 1 ]; then echo "FAIL: $probe without a GPU -> exit $rc, output: $out"; fail=1; fi
+done
+[ $fail = 0 ] && echo "all $# steps and the 2 cost probes: flag errors exit 2, unread flags exit 2, --help lists only own flags and exits 0, no GPU exits 77"
 exit $fail

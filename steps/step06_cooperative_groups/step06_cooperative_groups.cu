@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "segmented.cuh"
+#include "vector_reads.cuh"
 
 namespace cg = cooperative_groups;
 using harness::Launch;
@@ -192,10 +193,10 @@ __global__ void __launch_bounds__(kThreads) rows_block_cg_tile(Rows<T> m) {
 
 // Long rows: one block per row with step 05's 16-byte loads. A row starts wherever
 // r * cols puts it, so each row is cut into a scalar head (to the first 16-byte boundary),
-// whole vectors, and a scalar tail.
-template <typename T> struct Vec4;
-template <> struct Vec4<unsigned> { using type = uint4; };
-template <> struct Vec4<float> { using type = float4; };
+// whole vectors, and a scalar tail. The loop is vector_reads::thread_sum's, written out here:
+// called through it, rows of 1-256 elements ran 1-9% slower on an H100
+// (plots/data/logs_h100/block_v4_via_vector_reads/).
+using vector_reads::Vec4;
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) rows_block_v4(Rows<T> m) {

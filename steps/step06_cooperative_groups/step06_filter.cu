@@ -109,15 +109,15 @@ int main(int argc, char** argv) {
       harness::filter_problem(step, {
           {"thread_atomic", "one atomicAdd per kept element",
            [](auto in, size_t n, auto keep, auto out, unsigned long long* count, const Launch& ctx) {
-             filter(filter_per_thread<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, in, n, keep, out, count, ctx);
+             filter(filter_per_thread<harness::elem_t<decltype(in)>>, in, n, keep, out, count, ctx);
            }},
           {"warp_aggregated", "coalesced_threads(): one atomicAdd per warp, slots by thread_rank()",
            [](auto in, size_t n, auto keep, auto out, unsigned long long* count, const Launch& ctx) {
-             filter(filter_warp_aggregated<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, in, n, keep, out, count, ctx);
+             filter(filter_warp_aggregated<harness::elem_t<decltype(in)>>, in, n, keep, out, count, ctx);
            }},
           {"block_aggregated", "ballot + cg::exclusive_scan of the warp counts: one atomicAdd per block and tile",
            [](auto in, size_t n, auto keep, auto out, unsigned long long* count, const Launch& ctx) {
-             filter(filter_block_aggregated<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, in, n, keep, out, count, ctx);
+             filter(filter_block_aggregated<harness::elem_t<decltype(in)>>, in, n, keep, out, count, ctx);
            }},
       }),
   }, harness::kBatch | harness::kPassRate);

@@ -84,29 +84,19 @@ static void run(const Options& opt, const harness::DeviceInfo& dev, harness::Pro
 }
 
 int main(int argc, char** argv) {
-  auto own_flags = [](Options& o, const std::string& flag, auto& take) {
-    if (flag == "--syncs") o.syncs = harness::parse_int(take(), "--syncs", 1, 1000000);
-    else if (flag == "--threads") {
-      o.threads.clear();
-      for (const auto& s : harness::split_commas(take())) {
-        const int t = harness::parse_int(s, "--threads", 32, 1024);
-        if (t % 32) throw harness::UsageError("--threads: must be a multiple of 32 (got '" + s + "')");
-        o.threads.push_back(t);
-      }
-    } else return false;
-    return true;
+  const std::vector<harness::ProbeFlag<Options>> own = {
+      {"--syncs", "K", "grid syncs per launch (default 1000)",
+       [](Options& o, const std::string& v) { o.syncs = harness::parse_int(v, "--syncs", 1, 1000000); }},
+      {"--threads", "T[,T...]", "threads per block, multiples of 32 (default 1024,256)",
+       [](Options& o, const std::string& v) {
+         o.threads.clear();
+         for (const auto& s : harness::split_commas(v)) {
+           const int t = harness::parse_int(s, "--threads", 32, 1024);
+           if (t % 32) throw harness::UsageError("--threads: must be a multiple of 32 (got '" + s + "')");
+           o.threads.push_back(t);
+         }
+       }},
   };
-  auto help = [] {
-    std::printf("%s: microseconds per cg::this_grid().sync() against the number of blocks.\n"
-                "Options:\n"
-                "  --syncs K             grid syncs per launch (default 1000)\n"
-                "  --reps R              launches timed per grid; the median is reported (default 101)\n"
-                "  --threads T[,T...]    threads per block, multiples of 32 (default 1024,256)\n"
-                "  --csv FILE            append one CSV row per grid\n"
-                "  --device K            GPU to use (default 0)\n"
-                "  --help                this text\n"
-                "Exit codes: 0 ok, 1 CUDA error, 2 bad flag, 77 no usable GPU.\n",
-                kProbe.name);
-  };
-  return harness::probe_main<Options>(argc, argv, kProbe, own_flags, help, run);
+  return harness::probe_main<Options>(argc, argv, kProbe, "microseconds per cg::this_grid().sync() against the number of blocks.",
+                                      own, run);
 }

@@ -71,11 +71,7 @@ __host__ __device__ inline T value_of(unsigned u) {
 // mistake an older launch's word for its own. After 2^32 - 1 launches the numbers would come
 // round again: the words are cleared first, so an old word cannot match a reused number.
 inline Board next_board(unsigned max_blocks, cudaStream_t stream) {
-  static unsigned long long* words = [] {
-    void* p = nullptr;
-    CUDA_CHECK(cudaGetSymbolAddress(&p, g_words));
-    return static_cast<unsigned long long*>(p);
-  }();
+  static unsigned long long* words = harness::symbol_address(g_words);
   static unsigned launch = 0;
   if (max_blocks > kMaxSlots)
     throw std::runtime_error("packed_slots: " + std::to_string(max_blocks) + " co-resident blocks, room for " +

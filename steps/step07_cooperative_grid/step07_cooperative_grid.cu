@@ -234,11 +234,7 @@ template <bool Fence, typename T>
 void last_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   auto kernel = Fence ? reduce_last_block_fence<T> : reduce_last_block<T>;
   static const unsigned resident = harness::resident_blocks(kernel, kThreads);
-  static unsigned* arrivals = [] {
-    void* p = nullptr;
-    CUDA_CHECK(cudaGetSymbolAddress(&p, g_arrivals));
-    return static_cast<unsigned*>(p) + (Fence ? 1 : 0);
-  }();
+  static unsigned* arrivals = harness::symbol_address(g_arrivals) + (Fence ? 1 : 0);
   const unsigned blocks = grid_for(n, kPerBlock, resident);
   kernel<<<blocks, kThreads, 0, ctx.stream>>>(in, n, ctx.scratch_as<T>(blocks), arrivals, out);
   CUDA_CHECK_LAUNCH();

@@ -286,14 +286,12 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx, con
   const Split s = split_for(in, out, n);
   const bool aligned_alike = reinterpret_cast<uintptr_t>(in) % 16 == reinterpret_cast<uintptr_t>(out) % 16;
   const bool on_chip = n <= p.limit && aligned_alike;
-  static size_t noted = SIZE_MAX;  // one note per new n: which path this n takes
-  if (n != noted) {
-    noted = n;
-    if (on_chip) std::printf("%s (%s): n = %zu: on chip (limit %zu)\n", variant, dtype, n, p.limit);
-    else std::printf("%s (%s): n = %zu: one-pass grid_sync kernel (%s)\n", variant, dtype, n,
-                     aligned_alike ? ("above the on-chip limit " + std::to_string(p.limit)).c_str()
-                                   : "input and output not aligned alike");
-  }
+  const std::string which = std::string(variant) + " (" + dtype + "): n = " + std::to_string(n) + ": ";
+  harness::note_once(which + (on_chip ? "on" : "off"),
+                     which + (on_chip ? "on chip (limit " + std::to_string(p.limit) + ")"
+                                      : std::string("one-pass grid_sync kernel (") +
+                                            (aligned_alike ? "above the on-chip limit " + std::to_string(p.limit)
+                                                           : "input and output not aligned alike") + ")"));
   if (!on_chip) return grid_sync(in, n, out, ctx);  // the fallback: one comparison, nothing else
   // All blocks while the body gives each thread a vector or more (spreads the load over every
   // SM); fewer for tiny n. chunk <= block_vectors follows from n <= limit.

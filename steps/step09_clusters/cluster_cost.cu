@@ -293,21 +293,13 @@ static void run(const Options& opt, const harness::DeviceInfo& dev, harness::Pro
 }
 
 int main(int argc, char** argv) {
-  auto batch_flag = [](Options& o, const std::string& flag, auto& take) {
-    if (flag == "--batch") o.batch = harness::parse_int(take(), "--batch", 1, 1000);
-    return flag == "--batch";
+  const std::vector<harness::ProbeFlag<Options>> own = {
+      {"--batch", "B", "launches back to back per timed batch, launch probe (default 500)",
+       [](Options& o, const std::string& v) { o.batch = harness::parse_int(v, "--batch", 1, 1000); }},
   };
-  auto help = [] {
-    std::printf("%s: what thread block clusters cost (launch, cluster.sync()) and DSMEM latency and bandwidth\n"
-                "against shared memory and L2, for clusters of 1, 2, 4, 8 and 16 blocks (sm_90 or later).\n"
-                "Options:\n"
-                "  --reps R      timed repetitions per figure: median, min and max reported (default 21)\n"
-                "  --batch B     launches back to back per timed batch, launch probe (default 500)\n"
-                "  --csv FILE    append one row per measurement: %s\n"
-                "  --device K    GPU to use (default 0)\n"
-                "  --help        this text\n"
-                "Exit codes: 0 ok, 1 CUDA error, 2 bad flag, 77 no GPU with clusters.\n",
-                kProbe.name, kProbe.csv_header);
-  };
-  return harness::probe_main<Options>(argc, argv, kProbe, batch_flag, help, run);
+  return harness::probe_main<Options>(
+      argc, argv, kProbe,
+      "what thread block clusters cost (launch, cluster.sync()) and DSMEM latency and bandwidth\n"
+      "against shared memory and L2, for clusters of 1, 2, 4, 8 and 16 blocks (sm_90 or later).",
+      own, run);
 }

@@ -19,9 +19,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -192,10 +190,10 @@ int cluster_size_for(size_t rows, size_t cols, const char* variant) {
 // Which cluster size ran for a shape, once per variant and shape (the choice is the lesson of
 // this program, and the results table cannot show it).
 inline void note_cluster_size(const char* variant, size_t rows, size_t cols, int cluster, unsigned clusters) {
-  static std::set<std::tuple<std::string, size_t, size_t, int>> noted;
-  if (!noted.insert({variant, rows, cols, cluster}).second) return;
-  std::printf("note: %s: %zu rows of %zu in clusters of %d (%u clusters, %u blocks)\n", variant, rows, cols, cluster,
-              clusters, clusters * unsigned(cluster));
+  const std::string shape = std::string(variant) + ": " + std::to_string(rows) + " rows of " + std::to_string(cols);
+  harness::note_once(shape + " / " + std::to_string(cluster),
+                     "note: " + shape + " in clusters of " + std::to_string(cluster) + " (" + std::to_string(clusters) +
+                         " clusters, " + std::to_string(clusters * unsigned(cluster)) + " blocks)");
 }
 
 // [docs:cluster-row-launch]
@@ -204,7 +202,7 @@ inline void note_cluster_size(const char* variant, size_t rows, size_t cols, int
 template <typename T>
 void cluster_rows(int cluster, const char* variant, const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
   if (rows == 0) return;
-  if (cluster > kMaxCluster) throw harness::UsageError("--cluster: at most 16 blocks (the leader's slots)");
+  harness::require_cluster_at_most(cluster, kMaxCluster);
   const unsigned fit = harness::clusters_that_fit(rows_cluster<T>, kThreads, cluster, 0, variant);
   const unsigned clusters = unsigned(std::min<size_t>(rows, fit));
   note_cluster_size(variant, rows, cols, cluster, clusters);
@@ -236,12 +234,12 @@ int main(int argc, char** argv) {
            }, 0, 256},
           {"cluster_row", "a cluster of C blocks per row (C from the shape, or --cluster), sums via DSMEM",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
-             using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+             using T = harness::elem_t<decltype(in)>;
              cluster_rows(cluster_size_for<T>(rows, cols, "cluster_row"), "cluster_row", in, rows, cols, out, ctx);
            }, 0, 256},
           {"warp_row", "a warp per row, 16-byte loads, cg::reduce (auto's choice for short rows)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
-             launch_short_rows(rows_warp<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, kThreads / 32, in,
+             launch_short_rows(rows_warp<harness::elem_t<decltype(in)>>, kThreads / 32, in,
                                rows, cols, out, ctx);
            }, size_t(1) << 17, 17},
           {"auto", "a thread (cols <= 16), a warp (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",

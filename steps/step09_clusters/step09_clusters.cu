@@ -158,11 +158,7 @@ __global__ void __launch_bounds__(kThreads) reduce_cluster_pull(const T* __restr
 
 // ---- launchers -----------------------------------------------------------------------------
 unsigned* arrivals_counter() {
-  static unsigned* counter = [] {
-    void* p = nullptr;
-    CUDA_CHECK(cudaGetSymbolAddress(&p, g_arrivals));
-    return static_cast<unsigned*>(p);
-  }();
+  static unsigned* counter = harness::symbol_address(g_arrivals);
   return counter;
 }
 
@@ -182,7 +178,7 @@ void launch_cluster_reduce(Kernel kernel, int own_size, const char* variant, con
                            const harness::Launch& ctx) {
   const int cluster = cluster_size_or(own_size);
   const unsigned blocks = cluster_grid(kernel, n, cluster, variant);  // refuses a size that cannot fit
-  if (cluster > kMaxCluster) throw harness::UsageError("--cluster: at most 16 blocks (the leader's slots)");
+  harness::require_cluster_at_most(cluster, kMaxCluster);
   T* partials = ctx.scratch_as<T>(blocks / cluster);
   // cudaLaunchKernelEx with cudaLaunchAttributeClusterDimension = {cluster, 1, 1} (clusters.cuh);
   // sizes above 8 first set cudaFuncAttributeNonPortableClusterSizeAllowed on the kernel.
@@ -224,7 +220,7 @@ template <typename T>
 void one_cluster(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   const int cluster = cluster_size_or(kMaxCluster);
   harness::clusters_that_fit(reduce_cluster_push<T>, kThreads, cluster, 0, "one_cluster");  // refuses a size that cannot fit
-  if (cluster > kMaxCluster) throw harness::UsageError("--cluster: at most 16 blocks (the leader's slots)");
+  harness::require_cluster_at_most(cluster, kMaxCluster);
   check_cluster(harness::launch_clusters(reduce_cluster_push<T>, unsigned(cluster), kThreads, cluster, 0, ctx.stream, in, n,
                                          ctx.scratch_as<T>(1), arrivals_counter(), out),
                 cluster, "one_cluster", "cudaLaunchKernelEx", __FILE__, __LINE__);
@@ -244,7 +240,7 @@ int main(int argc, char** argv) {
   using harness::Launch;
   const auto push = [](int size, const char* name) {
     return [size, name](auto in, size_t n, auto out, const Launch& ctx) {
-      launch_cluster_reduce(reduce_cluster_push<std::remove_const_t<std::remove_pointer_t<decltype(in)>>>, size, name, in,
+      launch_cluster_reduce(reduce_cluster_push<harness::elem_t<decltype(in)>>, size, name, in,
                             n, out, ctx);
     };
   };
@@ -265,7 +261,7 @@ int main(int argc, char** argv) {
        [](auto in, size_t n, auto out, const Launch& ctx) { dims_2(in, n, out, ctx); }},
       {"pull_8", "pull: the leader reads the 8 block sums from their shared memory; a second cluster.sync()",
        [](auto in, size_t n, auto out, const Launch& ctx) {
-         using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+         using T = harness::elem_t<decltype(in)>;
          launch_cluster_reduce(reduce_cluster_pull<true, T>, 8, "pull_8", in, n, out, ctx);
        }},
       {"one_cluster", "one cluster of 16 blocks reads everything; the leader writes *out (no partials)",
@@ -274,7 +270,7 @@ int main(int argc, char** argv) {
        [](auto in, size_t n, auto out, const Launch& ctx) { auto_reduce(in, n, out, ctx); }},
       {"pull_no_wait", "PITFALL, by name only: pull_8 without the second cluster.sync(): blocks exit while read",
        [](auto in, size_t n, auto out, const Launch& ctx) {
-         using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+         using T = harness::elem_t<decltype(in)>;
          launch_cluster_reduce(reduce_cluster_pull<false, T>, 8, "pull_no_wait", in, n, out, ctx);
        },
        /*expect_correct=*/false, /*in_all=*/false},
