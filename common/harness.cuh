@@ -808,9 +808,12 @@ inline int verdict_code(const char* step, bool ok) {
 // (cli.hpp's ExtraFlags). `needs`: a GPU feature the program cannot run without (e.g.
 // cooperative_unsupported): one line and exit 77 without it, checked after the flags, so that a
 // bad flag is still exit 2.
+// `fits(opt)`, if given, runs before the header: a --n too large for the GPU's memory is then one
+// line (require_memory's UsageError, exit 2) and nothing else.
 template <class Body>
 int run_program(int argc, char** argv, const char* step, const std::string& intro,
-                const std::vector<VariantGroup>& groups, unsigned reads, Requirement needs, Body&& body) {
+                const std::vector<VariantGroup>& groups, unsigned reads, Requirement needs, Body&& body,
+                const std::function<void(const Options&)>& fits = {}) {
   Options opt;
   if (int code = parse_program(argc, argv, step, reads, intro, groups, opt); code >= 0) return code;
   forced_blocks() = unsigned(opt.blocks);
@@ -819,6 +822,7 @@ int run_program(int argc, char** argv, const char* step, const std::string& intr
     if (needs && needs(opt.device, step)) return 77;
     if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
+    if (fits) fits(opt);
     print_header(opt, dev, step);
     Bench bench(opt, dev, step);
     return verdict_code(step, body(opt, dev, bench));
@@ -832,21 +836,23 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
   VariantGroup names;
   for (const auto& v : all_variants) names.variants.push_back({v.name, v.about, v.in_all});
   const char* intro = "sum an array on the GPU, verify it, time it against CUB.";
-  return run_program(argc, argv, step, intro, {names}, reads, needs, [&](const Options& opt, const DeviceInfo&, Bench& bench) {
+  auto max_n = [](const Options& opt) { return *std::max_element(opt.sizes.begin(), opt.sizes.end()); };
+  auto in_bytes = [&](const Options& opt) { return input_buffer_bytes(max_n(opt)); };
+  auto scratch_bytes = [&](const Options& opt) { return max_n(opt) / 32 * 8 + (size_t(1) << 20); };
+  auto fits = [&](const Options& opt) {
+    require_memory(in_bytes(opt) + scratch_bytes(opt), std::to_string(max_n(opt)) + " elements");
+  };
+  auto body = [&](const Options& opt, const DeviceInfo&, Bench& bench) {
     std::vector<const Variant*> chosen;
     for (size_t i = 0; i < all_variants.size(); ++i)
       if (harness::chosen(opt, names.variants[i])) chosen.push_back(&all_variants[i]);
-    const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-    const size_t in_bytes = input_buffer_bytes(max_n);
-    const size_t scratch_bytes = max_n / 32 * 8 + (size_t(1) << 20);
-    require_memory(in_bytes + scratch_bytes, std::to_string(max_n) + " elements");
     void* d_in = nullptr;
     void* d_scratch = nullptr;
     void* d_out = nullptr;
-    CUDA_CHECK(cudaMalloc(&d_in, in_bytes));
-    CUDA_CHECK(cudaMalloc(&d_scratch, scratch_bytes));
+    CUDA_CHECK(cudaMalloc(&d_in, in_bytes(opt)));
+    CUDA_CHECK(cudaMalloc(&d_scratch, scratch_bytes(opt)));
     CUDA_CHECK(cudaMalloc(&d_out, 256));
-    const Launch ctx{bench.stream(), d_scratch, scratch_bytes};
+    const Launch ctx{bench.stream(), d_scratch, scratch_bytes(opt)};
     const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
       using T = decltype(zero);
       return run_dtype<T>(dtype, opt, bench, step, chosen, d_in, static_cast<T*>(d_out), ctx);
@@ -855,7 +861,8 @@ inline int run_step(int argc, char** argv, const char* step, const std::vector<V
     CUDA_CHECK(cudaFree(d_scratch));
     CUDA_CHECK(cudaFree(d_out));
     return ok;
-  });
+  };
+  return run_program(argc, argv, step, intro, {names}, reads, needs, body, fits);
 }
 
 }  // namespace harness

@@ -127,10 +127,13 @@ correct() {
   return 1
 }
 # Source without // comments, for the few static checks.
+# Read whole (grep -q <<< "$(code)", never code | grep -q): under pipefail, grep -q stopping at
+# the first match can leave sed writing into a closed pipe (SIGPIPE, exit 141), and a check
+# that found its match would fail, depending on the file's size and the timing.
 code() { sed -E 's://.*$::' "$src"; }
 # uses NAME REGEX HINT: the code (not a comment) must match REGEX.
 uses() {
-  if code | grep -qE "$2"; then pass "$1"; else fail "$1" "$3"; fi
+  if grep -qE "$2" <<<"$(code)"; then pass "$1"; else fail "$1" "$3"; fi
 }
 
 # Hints keyed on what the last failing run printed, else the exercise's general hint.
@@ -208,7 +211,7 @@ case $nn in
     --check --dtype all --n 1,2,31,32,33,255,256,257,1023,4099,2^20+1,2^24+7 --offset 0,1
   ;;
 03)
-  if code | grep -qE '(\*[[:space:]]*out|out[[:space:]]*\[[[:space:]]*0[[:space:]]*\])[[:space:]]*=[[:space:]]*(T[[:space:]]*[({][[:space:]]*0?[[:space:]]*[)}]|0|0u|0\.0f?)[[:space:]]*;'; then
+  if grep -qE '(\*[[:space:]]*out|out[[:space:]]*\[[[:space:]]*0[[:space:]]*\])[[:space:]]*=[[:space:]]*(T[[:space:]]*[({][[:space:]]*0?[[:space:]]*[)}]|0|0u|0\.0f?)[[:space:]]*;' <<<"$(code)"; then
     fail "the output is not zeroed inside the kernel" \
       "a block that zeroes *out cannot know that no other block has added to it yet: zero it in the launcher, cudaMemsetAsync(out, 0, sizeof(T), ctx.stream), before the launch"
   else
@@ -300,7 +303,7 @@ case $nn in
 09)
   uses "each block's sum goes to the leader's shared memory (map_shared_rank)" 'map_shared_rank[[:space:]]*\(' \
     "a plain block_sums[rank] is the calling block's own copy: store through cluster.map_shared_rank(&block_sums[rank], 0), the slot in block 0's shared memory"
-  if code | grep -qE '(cluster|this_cluster\(\))[[:space:]]*\.[[:space:]]*sync[[:space:]]*\(|cg::sync[[:space:]]*\(' ||
+  if grep -qE '(cluster|this_cluster\(\))[[:space:]]*\.[[:space:]]*sync[[:space:]]*\(|cg::sync[[:space:]]*\(' <<<"$(code)" ||
      [ "$(code | grep -cE 'barrier_arrive[[:space:]]*\(')" -ge 2 ]; then
     pass "a cluster barrier between the stores and the leader's reads (cluster.sync())"
   else
