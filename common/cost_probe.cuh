@@ -133,9 +133,9 @@ inline std::string cell_of(const Stat& s, int digits) {
 }
 
 // us per launch, of `reps` batches (after an untimed one) of `batch` launches between one pair of
-// events: a launch takes about a microsecond, an event pair resolves about 0.5 us. A spin kernel
-// holds the stream until the host has queued the batch, so host time is never inside; if the GPU
-// reached `start` first even so, the hold doubles and the batch runs again.
+// events: a launch takes about a microsecond, an event pair resolves about 0.5 us. The batch is
+// held behind a spin kernel until the host has queued it (timed_batch: 10 us per launch at
+// first, doubled whenever the GPU got there first, and the batch run again).
 template <class F>
 std::vector<double> per_launch_us(int reps, int batch, cudaStream_t s, F&& launch) {
   cudaEvent_t start, stop;
@@ -144,18 +144,8 @@ std::vector<double> per_launch_us(int reps, int batch, cudaStream_t s, F&& launc
   uint64_t hold_ns = uint64_t(10000) * uint64_t(batch);
   std::vector<double> us;
   for (int r = -1; r < reps;) {  // r = -1: a warm-up batch; r moves on only after a sound batch
-    wait_ns_kernel<<<1, 1, 0, s>>>(hold_ns);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(start, s));
-    for (int b = 0; b < batch; ++b) launch();
-    CUDA_CHECK(cudaEventRecord(stop, s));
-    const bool early = event_done(start);
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (early && (hold_ns *= 2) > uint64_t(2000000000))
-      throw UsageError("--batch: " + std::to_string(batch) + " launches cannot be queued in time; try fewer");
-    if (!early && r++ >= 0) us.push_back(ms * 1e3 / batch);
+    const double ms = timed_batch(s, start, stop, batch, hold_ns, launch);
+    if (ms >= 0 && r++ >= 0) us.push_back(ms * 1e3 / batch);
   }
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));

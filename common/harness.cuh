@@ -394,6 +394,48 @@ std::vector<double> event_pair_times(int reps, cudaStream_t s, Launch&& launch, 
   return ms;
 }
 
+// Microseconds of host time since t0 (how long the host took to queue something).
+inline double host_us_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One --check line: the format tests/mutation.py reads (dtype n off variant check), and the
+// shape in brackets where there is one ("" for the plain array sum).
+inline void print_check_line(const char* dtype, size_t n, size_t offset, const std::string& name,
+                             const std::string& check, const std::string& shape) {
+  std::printf("%-5s %11zu %3zu  %-16s %s%s\n", dtype, n, offset, name.c_str(), check.c_str(),
+              shape.empty() ? "" : ("  [" + shape + "]").c_str());
+}
+
+// One timed batch of `batch` launches between the events `start` and `stop` on stream `s`,
+// queued behind a spin kernel (wait_ns_kernel) that holds the stream for `hold_ns` while the
+// host queues the batch (hold_ns = 0: no spin, for a single launch, which an event pair times
+// as it is). Returns the milliseconds between the events, or -1 when the GPU reached `start`
+// before the host had queued the whole batch (host time could be inside): the hold then
+// doubles for the next try, and past 2 s the batch is a --batch error.
+template <class F>
+double timed_batch(cudaStream_t s, cudaEvent_t start, cudaEvent_t stop, int batch, uint64_t& hold_ns, F&& launch) {
+  if (hold_ns) {
+    wait_ns_kernel<<<1, 1, 0, s>>>(hold_ns);
+    CUDA_CHECK_LAUNCH();
+  }
+  CUDA_CHECK(cudaEventRecord(start, s));
+  for (int b = 0; b < batch; ++b) launch();
+  CUDA_CHECK(cudaEventRecord(stop, s));
+  const bool started_early = hold_ns && event_done(start);
+  // Wait for the batch: the next one is then queued while the GPU is busy before it.
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  if (started_early) {
+    if ((hold_ns *= 2) > uint64_t(2000000000))
+      throw UsageError("--batch: " + std::to_string(batch) + " launches could not be queued before the GPU ran them "
+                       "(a launch that waits for the GPU, or more than a stream holds); try a smaller --batch");
+    return -1;
+  }
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  return ms;
+}
+
 // The timing protocol of every comparison (Bench::time; MultiGpu::time across GPUs): a
 // warm-up of `warmup` rounds and, when warmup > 0, at least 20 ms, so that an idle GPU has
 // raised its clocks before tiny kernels are timed; then `reps` rounds in which the contenders
@@ -447,33 +489,15 @@ class Bench {
     CUDA_CHECK(cudaEventCreate(&stop));
     const int batch = opt_.batch;
     // A batch is queued behind a spin kernel that holds the stream until the host is done: 20 us
-    // per launch at first, twice that for this contender whenever its clock started too early.
-    std::vector<uint64_t> hold_ns(launches.size(), uint64_t(20000) * uint64_t(batch));
-    constexpr uint64_t kMaxHoldNs = 2000000000;  // 2 s
-    // One timed run of contender i: the event pair's time, or -1 when the GPU passed `start`
-    // before the host had queued the whole batch (host time could then be inside).
+    // per launch at first, twice that for this contender whenever its clock started too early
+    // (timed_batch). A single launch needs no hold.
+    std::vector<uint64_t> hold_ns(launches.size(), batch > 1 ? uint64_t(20000) * uint64_t(batch) : 0);
+    // One timed run of contender i after the flush: its time, or -1 (timed_batch). Waiting for
+    // each run means the next run's launches are queued while its flush runs, so the time the
+    // host takes to launch never shows between the events.
     auto timed_run = [&](size_t i) -> double {
       flush_.run(stream_);
-      if (batch > 1) {
-        wait_ns_kernel<<<1, 1, 0, stream_>>>(hold_ns[i]);
-        CUDA_CHECK_LAUNCH();
-      }
-      CUDA_CHECK(cudaEventRecord(start, stream_));
-      for (int b = 0; b < batch; ++b) launches[i]();
-      CUDA_CHECK(cudaEventRecord(stop, stream_));
-      const bool started_early = batch > 1 && event_done(start);
-      // Wait for each run: the next run's launches are then queued while its flush runs,
-      // so the time the host takes to launch never shows between the events.
-      CUDA_CHECK(cudaEventSynchronize(stop));
-      if (started_early) {
-        if ((hold_ns[i] *= 2) > kMaxHoldNs)
-          throw UsageError("--batch: " + std::to_string(batch) + " launches could not be queued before the GPU ran "
-                           "them (a launch that waits for the GPU, or more than a stream holds); try a smaller --batch");
-        return -1;
-      }
-      float t = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-      return t;
+      return timed_batch(stream_, start, stop, batch, hold_ns[i], launches[i]);
     };
     auto timed_until_sound = [&](size_t i) {
       double t = timed_run(i);
@@ -565,9 +589,7 @@ inline std::string check_text(const Verdict& v, bool expect_correct = true) {
 inline void finish(const Options& opt, Bench& bench, const std::vector<Contender>& contenders, const char* dtype,
                    size_t n, size_t offset, size_t bytes, const std::string& shape = "array") {
   if (opt.check_only) {
-    for (const auto& c : contenders)
-      std::printf("%-5s %11zu %3zu  %-16s %s%s\n", dtype, n, offset, c.name.c_str(), c.check.c_str(),
-                  shape == "array" ? "" : ("  [" + shape + "]").c_str());
+    for (const auto& c : contenders) print_check_line(dtype, n, offset, c.name, c.check, shape == "array" ? "" : shape);
     return;
   }
   std::vector<std::function<void()>> launches;

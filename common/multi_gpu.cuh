@@ -334,9 +334,6 @@ class MultiGpu {
     gpus_.clear();
     start_ = stop_ = nullptr;
   }
-  static double host_us_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  }
   // The lead spin hides the host's queueing only while the host is faster than the spin.
   static void note_host_late(const std::string& what, int late, int reps, double worst_us) {
     if (late > 0)

@@ -101,14 +101,11 @@ inline void measure_fork_join_costs(const Options& opt, MultiGpu& mg, const Barr
 // host (queueing longer than the lead), one thread driving K communicators, or NCCL itself.
 inline void measure_allreduce_clocks(const Options& opt, MultiGpu& mg, const std::vector<ncclComm_t>& comms) {
   const int K = mg.size();
-  auto us_since = [](std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  };
   std::vector<double> group_us;  // host time of ncclGroupStart .. ncclGroupEnd
   auto grouped = [&] {
     const auto t0 = std::chrono::steady_clock::now();
     allreduce_one_float(mg, comms);
-    group_us.push_back(us_since(t0));
+    group_us.push_back(host_us_since(t0));
   };
   std::vector<double> call_us;  // host time of one ncclAllReduce in its own thread
   auto per_thread = [&] {
@@ -117,7 +114,7 @@ inline void measure_allreduce_clocks(const Options& opt, MultiGpu& mg, const std
       const auto t0 = std::chrono::steady_clock::now();
       NCCL_CHECK(ncclAllReduce(one_float_send(mg, k), one_float_recv(mg, k), 1, ncclFloat32, ncclSum, comms[size_t(k)],
                                mg[k].stream));
-      us[size_t(k)] = us_since(t0);
+      us[size_t(k)] = host_us_since(t0);
     });
     call_us.insert(call_us.end(), us.begin(), us.end());
   };
@@ -157,9 +154,8 @@ inline void measure_peer_copies(MultiGpu& mg) {
         else CUDA_CHECK(cudaMemcpyPeerAsync(a, mg[0].device, b, mg[k].device, bytes, mg[0].stream));
       }, [] {});
       ms.erase(ms.begin());  // the warm-up
-      std::sort(ms.begin(), ms.end());
       std::printf("  cudaMemcpyPeer GPU %d -> GPU %d, %.2f GiB: %.1f GB/s (median of 5)\n", dir ? mg[k].device : mg[0].device,
-                  dir ? mg[0].device : mg[k].device, bytes / 1073741824.0, bytes / (ms[2] * 1e6));
+                  dir ? mg[0].device : mg[k].device, bytes / 1073741824.0, bytes / (median_of(ms) * 1e6));
     }
     CUDA_CHECK(cudaFree(a));
     mg.use(k);

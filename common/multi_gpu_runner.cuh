@@ -176,9 +176,7 @@ inline void report_multi(const Options& opt, MultiGpu& mg, const std::vector<Con
   const int K = mg.size();
   const std::string shape = "gpus=" + std::to_string(K);
   if (opt.check_only) {
-    for (const auto& c : cs)
-      std::printf("%-5s %11zu %3zu  %-16s %s  [%s]\n", dtype, n, offset, c.name.c_str(), c.check.c_str(),
-                  c.name == "cub_1gpu" ? "gpus=1" : shape.c_str());
+    for (const auto& c : cs) print_check_line(dtype, n, offset, c.name, c.check, c.name == "cub_1gpu" ? "gpus=1" : shape);
     return;
   }
   std::vector<std::function<void()>> launches;

@@ -118,7 +118,7 @@ class Rank {
     const Times rt = time([&] {
       const auto t0 = std::chrono::steady_clock::now();
       NCCL_CHECK(ncclAllReduce(one, one + 1, 1, ncclFloat32, ncclSum, comm, stream));
-      call_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      call_us.push_back(host_us_since(t0));
     });
     std::printf("rank %d: ncclAllReduce of 1 float on this rank's clock: median %.2f us (spread %.2f-%.2f); host: %.1f us "
                 "per call (median)\n", opt_.rank, rt.mine.median_ms * 1e3, rt.mine.min_ms * 1e3, rt.mine.max_ms * 1e3,
@@ -156,7 +156,7 @@ class Rank {
     const std::string check = check_text(v) + (same ? ", bitwise equal on all ranks" : ", NOT bitwise equal across ranks");
     const int R = opt_.rank, K = opt_.nranks;
     if (opt_.check_only) {
-      std::printf("%-5s %11zu %3zu  %-16s %s  [gpus=%d rank=%d]\n", dtype, n, offset, variant, check.c_str(), K, R);
+      print_check_line(dtype, n, offset, variant, check, "gpus=" + std::to_string(K) + " rank=" + std::to_string(R));
       return ok;
     }
     const Times rt = time(launch);
