@@ -92,7 +92,7 @@ class Rank {
   // Not time_in_turns: its warm-up runs for at least 20 ms, so ranks could make different
   // numbers of NCCL calls and hang; every rank must make the same calls, hence a fixed count.
   Times time(const std::function<void()>& launch) {
-    for (int w = 0; w < opt_.warmup; ++w) launch();
+    for (int w = 0; w < std::max(opt_.warmup, 1); ++w) launch();
     float* align = static_cast<float*>(small) + 40;
     const std::vector<double> ms = event_pair_times(opt_.reps, stream, launch, [&] {
       flush.run(stream);
