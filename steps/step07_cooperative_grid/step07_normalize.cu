@@ -286,12 +286,12 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx, con
   const Split s = split_for(in, out, n);
   const bool aligned_alike = reinterpret_cast<uintptr_t>(in) % 16 == reinterpret_cast<uintptr_t>(out) % 16;
   const bool on_chip = n <= p.limit && aligned_alike;
-  const std::string which = std::string(variant) + " (" + dtype + "): n = " + std::to_string(n) + ": ";
-  harness::note_once(which + (on_chip ? "on" : "off"),
-                     which + (on_chip ? "on chip (limit " + std::to_string(p.limit) + ")"
-                                      : std::string("one-pass grid_sync kernel (") +
-                                            (aligned_alike ? "above the on-chip limit " + std::to_string(p.limit)
-                                                           : "input and output not aligned alike") + ")"));
+  const std::string path = on_chip ? "on chip (limit " + std::to_string(p.limit) + ")"
+                                    : std::string("one-pass grid_sync kernel (") +
+                                          (aligned_alike ? "above the on-chip limit " + std::to_string(p.limit)
+                                                         : "input and output not aligned alike") + ")";
+  const std::string note = std::string(variant) + " (" + dtype + "): n = " + std::to_string(n) + ": " + path;
+  harness::note_once(note, note);  // which path this n takes, once
   if (!on_chip) return grid_sync(in, n, out, ctx);  // the fallback: one comparison, nothing else
   // All blocks while the body gives each thread a vector or more (spreads the load over every
   // SM); fewer for tiny n. chunk <= block_vectors follows from n <= limit.
