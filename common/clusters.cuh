@@ -4,11 +4,8 @@
 // cluster.sync() - stays in the step's programs: it is the lesson.
 #pragma once
 
-#include <map>
-#include <set>
 #include <string>
 #include <tuple>
-#include <utility>
 
 #include "harness.cuh"
 
@@ -70,14 +67,9 @@ struct ClusterConfig : LaunchConfig {
 template <typename Kernel>
 cudaError_t allow_cluster_size(Kernel kernel, int cluster) {
   if (cluster <= kPortableClusterMax) return cudaSuccess;
-  static std::set<std::pair<const void*, int>> allowed;
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), device);
-  if (allowed.count(key)) return cudaSuccess;
-  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  if (e == cudaSuccess) allowed.insert(key);
-  return e;
+  return once_per_kernel<cudaError_t>(kernel, 0, [&] {
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  });
 }
 
 // A cluster launch in the typed form (cudaLaunchKernelEx checks the arguments against the
@@ -97,26 +89,23 @@ cudaError_t launch_clusters(void (*kernel)(Params...), unsigned blocks, unsigned
 // [docs:clusters-that-fit]
 template <typename Kernel>
 unsigned clusters_that_fit(Kernel kernel, unsigned threads, int cluster, size_t dynamic_smem, const char* variant) {
-  static std::map<std::tuple<const void*, unsigned, int, size_t, int>, unsigned> asked;
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), threads, cluster, dynamic_smem, device);
-  if (auto it = asked.find(key); it != asked.end()) return it->second;
-  int count = 0;
-  cudaError_t err = allow_cluster_size(kernel, cluster);
-  if (err == cudaSuccess) {
-    ClusterConfig c(unsigned(cluster), threads, cluster, dynamic_smem, nullptr);
-    err = cudaOccupancyMaxActiveClusters(&count, kernel, &c.config);
-  }
-  check_cluster(err, cluster, variant, "cudaOccupancyMaxActiveClusters", __FILE__, __LINE__);
-  if (count == 0) {  // a valid size, but not one cluster of it fits this kernel's resources
-    const std::string what = std::string(variant) + ": not one cluster of " + std::to_string(cluster) + " blocks of " +
-                             std::to_string(threads) + " threads fits on this GPU (cudaOccupancyMaxActiveClusters = 0)";
-    if (forced_cluster()) throw UsageError("--cluster: " + what);
-    throw std::runtime_error(what);
-  }
-  asked.emplace(key, unsigned(count));
-  return unsigned(count);
+  return once_per_kernel<unsigned>(kernel, std::make_tuple(threads, cluster, dynamic_smem), [&] {
+    int count = 0;
+    cudaError_t err = allow_cluster_size(kernel, cluster);
+    if (err == cudaSuccess) {
+      ClusterConfig c(unsigned(cluster), threads, cluster, dynamic_smem, nullptr);
+      err = cudaOccupancyMaxActiveClusters(&count, kernel, &c.config);
+    }
+    check_cluster(err, cluster, variant, "cudaOccupancyMaxActiveClusters", __FILE__, __LINE__);
+    if (count == 0) {  // a valid size, but not one cluster of it fits this kernel's resources
+      const std::string what = std::string(variant) + ": not one cluster of " + std::to_string(cluster) +
+                               " blocks of " + std::to_string(threads) +
+                               " threads fits on this GPU (cudaOccupancyMaxActiveClusters = 0)";
+      if (forced_cluster()) throw UsageError("--cluster: " + what);
+      throw std::runtime_error(what);
+    }
+    return unsigned(count);
+  });
 }
 // [/docs:clusters-that-fit]
 

@@ -77,18 +77,24 @@ inline int& forced_cluster() {
   return size;
 }
 
-// resident_blocks, asked once per kernel, block size and device. For launchers that take the
-// kernel as an argument: a function-local `static` there would be one per function TYPE, so
-// every kernel of one signature would get the occupancy of the first one launched.
-template <typename Kernel>
-unsigned resident_blocks_of(Kernel kernel, int threads_per_block) {
-  static std::map<std::tuple<const void*, int, int>, unsigned> asked;
+// compute() once per kernel, `extra` (the rest of the question: block size, cluster size, ...)
+// and current device; later calls return its first answer (one that threw is asked again). For
+// launchers that take the kernel as an argument: a function-local `static` there would be one per
+// function TYPE, so every kernel of one signature would get the answer of the first one asked.
+template <typename Value, typename Kernel, typename Extra, class Compute>
+Value once_per_kernel(Kernel kernel, const Extra& extra, Compute&& compute) {
+  static std::map<std::tuple<const void*, Extra, int>, Value> asked;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), threads_per_block, device);
-  auto it = asked.find(key);
-  if (it == asked.end()) it = asked.emplace(key, resident_blocks(kernel, threads_per_block)).first;
-  return it->second;
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), extra, device);
+  if (auto it = asked.find(key); it != asked.end()) return it->second;
+  return asked.emplace(key, compute()).first->second;
+}
+
+// resident_blocks, asked once per kernel, block size and device.
+template <typename Kernel>
+unsigned resident_blocks_of(Kernel kernel, int threads_per_block) {
+  return once_per_kernel<unsigned>(kernel, threads_per_block, [&] { return resident_blocks(kernel, threads_per_block); });
 }
 
 // A cudaLaunchKernelEx configuration with one launch attribute, which the caller fills in
@@ -130,11 +136,11 @@ auto symbol_address(const Symbol& symbol) {
   return static_cast<std::remove_all_extents_t<Symbol>*>(p);
 }
 
-// Prints `line` the first time `key` comes, never again: a choice a launcher makes per shape
+// Prints `line` the first time it comes, never again: a choice a launcher makes per shape
 // (which path, which cluster size) that the result rows cannot show.
-inline void note_once(const std::string& key, const std::string& line) {
+inline void note_once(const std::string& line) {
   static std::set<std::string> seen;
-  if (seen.insert(key).second) std::printf("%s\n", line.c_str());
+  if (seen.insert(line).second) std::printf("%s\n", line.c_str());
 }
 
 // The element type behind a launcher's `in` (const T*): for the generic lambdas in a step's
@@ -370,29 +376,6 @@ inline void append_csv(const std::string& path, const CsvRow& row) {
   csv << csv_row(row) << "\n";
 }
 
-// The times (ms) of `reps` runs of `launch`, each between its own pair of events on stream
-// `s`; `before` is queued ahead of each start event (a flush, a line-up) and not timed. For
-// programs that time one thing their own way (grid_sync_cost, one rank of step 08).
-template <class Launch, class Before>
-std::vector<double> event_pair_times(int reps, cudaStream_t s, Launch&& launch, Before&& before) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) {
-    before();
-    CUDA_CHECK(cudaEventRecord(start, s));
-    launch();
-    CUDA_CHECK(cudaEventRecord(stop, s));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms;
-}
 
 // Microseconds of host time since t0 (how long the host took to queue something).
 inline double host_us_since(std::chrono::steady_clock::time_point t0) {
@@ -433,6 +416,26 @@ double timed_batch(cudaStream_t s, cudaEvent_t start, cudaEvent_t stop, int batc
   }
   float ms = 0;
   CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  return ms;
+}
+
+// The times (ms) of `reps` runs of `launch`, each between its own pair of events on stream
+// `s` (timed_batch with one launch, no hold); `before` is queued ahead of each start event (a
+// flush, a line-up) and not timed. For programs that time one thing their own way
+// (grid_sync_cost, one rank of step 08).
+template <class Launch, class Before>
+std::vector<double> event_pair_times(int reps, cudaStream_t s, Launch&& launch, Before&& before) {
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> ms;
+  uint64_t no_hold = 0;
+  for (int r = 0; r < reps; ++r) {
+    before();
+    ms.push_back(timed_batch(s, start, stop, 1, no_hold, launch));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
   return ms;
 }
 
@@ -737,22 +740,23 @@ inline int open_device(int device, const char* step) {
 // Pascal has it, a virtualised or driver-limited one may not. Such a device gets one line
 // and, from the caller, exit 77, like a machine without a GPU. A missing GPU or a bad
 // --device is left to open_device, which reports it.
-inline bool cooperative_unsupported(int device, const char* step) {
-  int count = 0, coop = 1;
+// True, after "STEP: GPU d cannot launch WHAT; skipping.", when GPU `device` exists and its
+// attribute `attr` is 0.
+inline bool lacks_feature(int device, const char* step, cudaDeviceAttr attr, const char* what) {
+  int count = 0, has = 1;
   if (cudaGetDeviceCount(&count) != cudaSuccess || device >= count) return false;
-  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device) != cudaSuccess || coop) return false;
-  std::printf("%s: GPU %d cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch = 0); skipping.\n", step, device);
+  if (cudaDeviceGetAttribute(&has, attr, device) != cudaSuccess || has) return false;
+  std::printf("%s: GPU %d cannot launch %s; skipping.\n", step, device, what);
   return true;
+}
+inline bool cooperative_unsupported(int device, const char* step) {
+  return lacks_feature(device, step, cudaDevAttrCooperativeLaunch, "cooperative kernels (cudaDevAttrCooperativeLaunch = 0)");
 }
 
 // Thread block clusters (step 09) need sm_90 or later (cudaDevAttrClusterLaunch): an older GPU
 // gets one line and, from the caller, exit 77.
 inline bool clusters_unsupported(int device, const char* step) {
-  int count = 0, clusters = 1;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || device >= count) return false;
-  if (cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device) != cudaSuccess || clusters) return false;
-  std::printf("%s: GPU %d cannot launch thread block clusters (sm_90 or later needed); skipping.\n", step, device);
-  return true;
+  return lacks_feature(device, step, cudaDevAttrClusterLaunch, "thread block clusters (sm_90 or later needed)");
 }
 
 // A GPU feature a program needs (cooperative_unsupported, clusters_unsupported): true, after one

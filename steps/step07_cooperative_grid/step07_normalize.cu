@@ -291,7 +291,7 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx, con
                                           (aligned_alike ? "above the on-chip limit " + std::to_string(p.limit)
                                                          : "input and output not aligned alike") + ")";
   const std::string note = std::string(variant) + " (" + dtype + "): n = " + std::to_string(n) + ": " + path;
-  harness::note_once(note, note);  // which path this n takes, once
+  harness::note_once(note);  // which path this n takes, once
   if (!on_chip) return grid_sync(in, n, out, ctx);  // the fallback: one comparison, nothing else
   // All blocks while the body gives each thread a vector or more (spreads the load over every
   // SM); fewer for tiny n. chunk <= block_vectors follows from n <= limit.

@@ -190,10 +190,9 @@ int cluster_size_for(size_t rows, size_t cols, const char* variant) {
 // Which cluster size ran for a shape, once per variant and shape (the choice is the lesson of
 // this program, and the results table cannot show it).
 inline void note_cluster_size(const char* variant, size_t rows, size_t cols, int cluster, unsigned clusters) {
-  const std::string shape = std::string(variant) + ": " + std::to_string(rows) + " rows of " + std::to_string(cols);
-  harness::note_once(shape + " / " + std::to_string(cluster),
-                     "note: " + shape + " in clusters of " + std::to_string(cluster) + " (" + std::to_string(clusters) +
-                         " clusters, " + std::to_string(clusters * unsigned(cluster)) + " blocks)");
+  harness::note_once("note: " + std::string(variant) + ": " + std::to_string(rows) + " rows of " + std::to_string(cols) +
+                     " in clusters of " + std::to_string(cluster) + " (" + std::to_string(clusters) + " clusters, " +
+                     std::to_string(clusters * unsigned(cluster)) + " blocks)");
 }
 
 // [docs:cluster-row-launch]

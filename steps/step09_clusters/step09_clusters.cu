@@ -244,6 +244,13 @@ int main(int argc, char** argv) {
                             n, out, ctx);
     };
   };
+  // Wait = false: the pitfall, without the second cluster.sync().
+  const auto pull_8 = [](auto wait, const char* name) {
+    return [name](auto in, size_t n, auto out, const Launch& ctx) {
+      launch_cluster_reduce(reduce_cluster_pull<decltype(wait)::value, harness::elem_t<decltype(in)>>, 8, name, in, n,
+                            out, ctx);
+    };
+  };
   return harness::run_step(argc, argv, "step09_clusters", {
       {"last_block", "no cluster code: step 07's last_block, one partial per block through L2 (the baseline)",
        [](auto in, size_t n, auto out, const Launch& ctx) { last_block(in, n, out, ctx); }},
@@ -260,19 +267,12 @@ int main(int argc, char** argv) {
       {"dims_2", "cluster_2 with __cluster_dims__(2, 1, 1) at compile time, launched with <<<>>>",
        [](auto in, size_t n, auto out, const Launch& ctx) { dims_2(in, n, out, ctx); }},
       {"pull_8", "pull: the leader reads the 8 block sums from their shared memory; a second cluster.sync()",
-       [](auto in, size_t n, auto out, const Launch& ctx) {
-         using T = harness::elem_t<decltype(in)>;
-         launch_cluster_reduce(reduce_cluster_pull<true, T>, 8, "pull_8", in, n, out, ctx);
-       }},
+       pull_8(std::true_type{}, "pull_8")},
       {"one_cluster", "one cluster of 16 blocks reads everything; the leader writes *out (no partials)",
        [](auto in, size_t n, auto out, const Launch& ctx) { one_cluster(in, n, out, ctx); }},
       {"auto", "last_block at every n (where clusters beat it, step 07's kernels beat both: chapter 09)",
        [](auto in, size_t n, auto out, const Launch& ctx) { auto_reduce(in, n, out, ctx); }},
       {"pull_no_wait", "PITFALL, by name only: pull_8 without the second cluster.sync(): blocks exit while read",
-       [](auto in, size_t n, auto out, const Launch& ctx) {
-         using T = harness::elem_t<decltype(in)>;
-         launch_cluster_reduce(reduce_cluster_pull<false, T>, 8, "pull_no_wait", in, n, out, ctx);
-       },
-       /*expect_correct=*/false, /*in_all=*/false},
+       pull_8(std::false_type{}, "pull_no_wait"), /*expect_correct=*/false, /*in_all=*/false},
   }, harness::kBatch | harness::kCluster, harness::clusters_unsupported);
 }
