@@ -34,7 +34,7 @@ enum ExtraFlags : unsigned {
 struct Options {
   std::vector<size_t> sizes{size_t(1) << 28};  // --n, comma separated
   std::vector<std::string> dtypes{"int"};      // --dtype int|float|all
-  std::string variant = "all";                 // --variant NAME|all
+  std::vector<std::string> variants{"all"};    // --variant NAME[,NAME...]|all
   int reps = 20;
   int warmup = 3;
   int batch = 1;                               // --batch B: launches per pair of timing events
@@ -206,8 +206,9 @@ inline void parse_core_flag(const std::string& flag, const TakeValue& take, Opti
     else if (d == "int" || d == "float") o.dtypes = {d};
     else throw UsageError("--dtype: expected int, float or all (got '" + d + "')");
   } else if (flag == "--variant") {
-    o.variant = take();
-    if (o.variant.empty()) throw UsageError("--variant: empty name");
+    o.variants = split_commas(take());
+    for (const auto& v : o.variants)
+      if (v.empty()) throw UsageError("--variant: empty name");
   } else if (flag == "--reps") {
     o.reps = parse_int(take(), "--reps", 1, 100000);
   } else if (flag == "--warmup") {
@@ -308,7 +309,7 @@ inline const std::vector<FlagGroup>& flag_groups() {
         "--repeat-results", "--help", "-h"},
        "  --n SIZES             elements, comma separated: 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1 (default 2^28)\n"
        "  --dtype int|float|all element type (default int)\n"
-       "  --variant NAME|all    which variant(s) to run (default all)\n"
+       "  --variant NAME[,...]  which variant(s) to run, comma separated, or all (default all)\n"
        "  --reps R              timed repetitions; the median is reported (default 20)\n"
        "  --warmup W            untimed runs before timing (default 3)\n"
        "  --check               verify CUB and each variant once, no timing\n"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness.cuh"
+#include "run_step.cuh"
 
 namespace harness {
 

@@ -147,6 +147,7 @@ inline double float_tolerance(size_t n, double sum_squares) {
 struct Verdict {
   bool ok = false;
   std::string detail;  // "exact", or "err 3.1e-05 <= tol 2.0e-03"; expected vs got on failure
+  std::string got;     // the result as text where it is one value (--repeat-results prints it)
 };
 
 inline Verdict verify(unsigned got, const Reference& ref) {

@@ -12,7 +12,7 @@
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cstring>
 
-#include "problem.cuh"
+#include "run_step.cuh"
 
 namespace harness {
 
@@ -139,82 +139,87 @@ Verdict verify_rows(const std::vector<T>& got, uint64_t seed, size_t rows, size_
   return v;
 }
 
-template <typename T>
-bool run_segmented_dtype(const char* dtype, const Options& opt, const DeviceInfo& dev, Bench& bench, const char* step,
-                         const std::vector<const SegmentedVariant*>& variants, void* d_in_raw, T* d_out) {
-  bool all_ok = true;
-  CubSegmentedSum<T> cub;
-  const cudaStream_t s = bench.stream();
-  const Launch ctx{s, nullptr, 0};
-  for (size_t n : opt.sizes) {
-    for (size_t cols : opt.cols) {
-      const size_t rows = std::max<size_t>(1, n / cols), total = rows * cols;
-      const std::string shape = "cols=" + std::to_string(cols);
-      for (size_t offset : opt.offsets) {
-        const T* in = place_input<T>(d_in_raw, total, offset, opt.seed, s);
-        // One verified run on a poisoned output (rows + 1 slots: the extra one catches a write past the end).
-        auto verified = [&](const std::function<void()>& launch) {
-          CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, (rows + 1) * sizeof(T), s));
-          launch();
-          std::vector<T> got(rows + 1);
-          CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out, (rows + 1) * sizeof(T), cudaMemcpyDeviceToHost, s));
-          CUDA_CHECK(cudaStreamSynchronize(s));
-          return verify_rows(got, opt.seed, rows, cols);
-        };
-        std::vector<Contender> contenders;
-        auto cub_sum = cub.prepare(in, rows, cols, d_out, s);
-        const Verdict cv = verified(cub_sum);
-        all_ok &= cv.ok;
-        contenders.push_back({"cub", "cub", cub_sum, check_text(cv), cv.ok});
-        if (!opt.check_only) contenders.push_back(floor_contender("read_write", in, total, d_out, rows, s));
-        for (const SegmentedVariant* var : variants) {
-          if (var->max_cols && cols > var->max_cols) continue;  // not meant for rows this long (see --help)
-          if (cols < var->min_cols) continue;                    // nor for rows this short
-          auto launch = [var, in, rows, cols, d_out, ctx] { var->launcher<T>()(in, rows, cols, d_out, ctx); };
-          const Verdict v = verified(launch);
-          all_ok &= v.ok;
-          contenders.push_back({step, var->name, launch, check_text(v), v.ok});
-        }
-        finish(opt, bench, contenders, dtype, total, offset, total * sizeof(T) + rows * sizeof(T), shape);
-      }
-    }
+// --problem segmented: the rows x cols matrix of every --n and --cols, its variants bound to it.
+class Segmented : public Problem {
+ public:
+  explicit Segmented(std::vector<SegmentedVariant> variants) : variants_(std::move(variants)) {
+    names.problem = "segmented";
+    names.about = "a rows x cols matrix, one sum per row; --n elements, --cols per row";
+    for (const auto& v : variants_)
+      names.variants.push_back({v.name, v.about + (v.max_cols ? " (rows up to " + std::to_string(v.max_cols) + ")" : "") +
+                                            (v.min_cols ? " (rows from " + std::to_string(v.min_cols) + ")" : "")});
   }
-  return all_ok;
-}
+  ~Segmented() override {
+    cudaFree(in_);
+    cudaFree(out_);
+  }
+  size_t shape_count(const Options& opt) const override { return opt.cols.size(); }
+  size_t bytes_needed(const Options& opt, std::string& what) const override {
+    const auto [total, rows] = largest(opt);
+    what = "a matrix of " + std::to_string(total) + " elements";
+    // CUB's offsets (rows + 1, up to 8 bytes each) and temporary storage (small) come on top.
+    return input_buffer_bytes(total) + (rows + 64) * 4 + (rows + 1) * 8 + (size_t(64) << 20);
+  }
+  void allocate(const Options& opt) override {
+    opt_ = opt;
+    const auto [total, rows] = largest(opt);
+    CUDA_CHECK(cudaMalloc(&in_, input_buffer_bytes(total)));
+    CUDA_CHECK(cudaMalloc(&out_, (rows + 64) * 4));
+  }
+  Case make_case(const std::string& dtype, size_t n, size_t shape, size_t offset, const Launch& ctx) override {
+    return dtype == "int" ? make<unsigned>(n, opt_.cols[shape], offset, ctx) : make<float>(n, opt_.cols[shape], offset, ctx);
+  }
 
-// --problem segmented: the variants, and the runner that allocates for the largest matrix.
-inline Problem segmented_problem(const char* step, std::vector<SegmentedVariant> variants) {
-  Problem p;
-  p.name = "segmented";
-  p.about = "a rows x cols matrix, one sum per row; --n elements, --cols per row";
-  for (const auto& v : variants)
-    p.variants.push_back({v.name, v.about + (v.max_cols ? " (rows up to " + std::to_string(v.max_cols) + ")" : "") +
-                                      (v.min_cols ? " (rows from " + std::to_string(v.min_cols) + ")" : "")});
-  p.run = [step, variants](const Options& opt, const DeviceInfo& dev, Bench& bench, const std::vector<std::string>& chosen) {
-    const std::vector<const SegmentedVariant*> run = variants_named(variants, chosen);
-    size_t max_total = 0, max_rows = 0;
+ private:
+  // The largest matrix (elements) and the most rows of any --n and --cols.
+  static std::pair<size_t, size_t> largest(const Options& opt) {
+    size_t total = 0, most_rows = 0;
     for (size_t n : opt.sizes)
       for (size_t cols : opt.cols) {
         const size_t rows = std::max<size_t>(1, n / cols);
-        max_total = std::max(max_total, rows * cols);
-        max_rows = std::max(max_rows, rows);
+        total = std::max(total, rows * cols);
+        most_rows = std::max(most_rows, rows);
       }
-    const size_t in_bytes = input_buffer_bytes(max_total), out_bytes = (max_rows + 64) * 4;
-    // CUB's offsets (rows + 1, up to 8 bytes each) and temporary storage (small) come on top.
-    require_memory(in_bytes + out_bytes + (max_rows + 1) * 8 + (size_t(64) << 20), "a matrix of " + std::to_string(max_total) + " elements");
-    void* d_in = nullptr;
-    void* d_out = nullptr;
-    CUDA_CHECK(cudaMalloc(&d_in, in_bytes));
-    CUDA_CHECK(cudaMalloc(&d_out, out_bytes));
-    const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
-      using T = decltype(zero);
-      return run_segmented_dtype<T>(dtype, opt, dev, bench, step, run, d_in, static_cast<T*>(d_out));
-    });
-    CUDA_CHECK(cudaFree(d_in));
-    CUDA_CHECK(cudaFree(d_out));
-    return ok;
-  };
-  return p;
+    return {total, most_rows};
+  }
+  template <typename T>
+  Case make(size_t n, size_t cols, size_t offset, const Launch& ctx) {
+    const size_t rows = std::max<size_t>(1, n / cols), total = rows * cols;
+    const cudaStream_t s = ctx.stream;
+    const T* in = place_input<T>(in_, total, offset, opt_.seed, s);
+    T* out = static_cast<T*>(out_);
+    Case c;
+    c.n = total;
+    c.shape = "cols=" + std::to_string(cols);
+    c.bytes = total * sizeof(T) + rows * sizeof(T);
+    // One run on a poisoned output (rows + 1 slots: the extra one catches a write past the end).
+    c.check = [=, seed = opt_.seed](const std::function<void()>& launch) {
+      CUDA_CHECK(cudaMemsetAsync(out, 0xFF, (rows + 1) * sizeof(T), s));
+      launch();
+      std::vector<T> got(rows + 1);
+      CUDA_CHECK(cudaMemcpyAsync(got.data(), out, (rows + 1) * sizeof(T), cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      return verify_rows(got, seed, rows, cols);
+    };
+    if constexpr (std::is_same_v<T, unsigned>) c.cub = cub_int_.prepare(in, rows, cols, out, s);
+    else c.cub = cub_float_.prepare(in, rows, cols, out, s);
+    c.floor = floor_contender("read_write", in, total, out, rows, s);
+    for (const SegmentedVariant& v : variants_) {
+      const VariantName* name = chosen_name(v.name);
+      if (!name || (v.max_cols && cols > v.max_cols) || cols < v.min_cols) continue;  // see --help
+      c.variants.push_back({name, [&v, in, rows, cols, out, ctx] { v.launcher<T>()(in, rows, cols, out, ctx); }});
+    }
+    return c;
+  }
+  std::vector<SegmentedVariant> variants_;
+  Options opt_;
+  void *in_ = nullptr, *out_ = nullptr;
+  CubSegmentedSum<unsigned> cub_int_;
+  CubSegmentedSum<float> cub_float_;
+};
+
+inline std::shared_ptr<Problem> segmented_problem(const char*, std::vector<SegmentedVariant> variants) {
+  return std::make_shared<Segmented>(std::move(variants));
 }
 
 }  // namespace harness

@@ -55,9 +55,13 @@ static void test_args() {
   Options o = parse_args(int(sizeof argv / sizeof *argv), argv, kAll);
   EXPECT(o.sizes.size() == 2 && o.sizes[0] == 1024 && o.sizes[1] == 3);
   EXPECT(o.dtypes.size() == 2 && o.dtypes[0] == "int" && o.dtypes[1] == "float");
-  EXPECT(o.variant == "tree" && o.reps == 7 && o.warmup == 0 && o.check_only);
+  EXPECT(o.variants == std::vector<std::string>{"tree"} && o.reps == 7 && o.warmup == 0 && o.check_only);
   EXPECT(o.csv == "out.csv" && o.device == 1 && o.seed == 9 && o.repeat_results == 4);
   EXPECT(o.offsets.size() == 3 && o.offsets[2] == 3);
+
+  const char* list[] = {"prog", "--variant", "tree,warp"};  // a comma list, as --n takes
+  EXPECT((parse_args(3, list, kAll).variants == std::vector<std::string>{"tree", "warp"}));
+  EXPECT(usage_error({"--variant", "tree,"}) == "--variant: empty name");
 
   Options d = parse_args(1, argv, kAll);  // defaults
   EXPECT(d.sizes.size() == 1 && d.sizes[0] == (size_t(1) << 28) && d.dtypes[0] == "int" && d.reps == 20);

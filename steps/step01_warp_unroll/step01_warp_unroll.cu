@@ -4,7 +4,8 @@
 //   volatile  the pre-Volta idiom: right answers today, but a data race (racecheck sees it).
 //   syncwarp  __syncwarp() between every read and write: correct and race-free.
 // docs/01_warp_unroll.md and docs/racecheck.md tell the story; scripts/sanitize.sh shows it.
-#include "harness.cuh"
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 
 constexpr int kThreads = 256;  // threads per block; a power of two, at least 64
 
@@ -106,9 +107,9 @@ void reduce_multi_pass(const T* in, size_t n, T* out, const harness::Launch& ctx
 int main(int argc, char** argv) {
   using harness::Launch;
   return harness::run_step(argc, argv, "step01_warp_unroll", {
-      {"plain", "unrolled last warp, no volatile, no sync (wrong on purpose)",
-       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpStage::Plain>(in, n, out, ctx); },
-       /*expect_correct=*/false},
+      harness::Variant("plain", "unrolled last warp, no volatile, no sync (wrong on purpose)",
+                       [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpStage::Plain>(in, n, out, ctx); })
+          .wrong_by_design(),
       {"volatile", "unrolled last warp through a volatile pointer (racy, right by luck)",
        [](auto in, size_t n, auto out, const Launch& ctx) { reduce_multi_pass<WarpStage::Volatile>(in, n, out, ctx); }},
       {"syncwarp", "unrolled last warp with __syncwarp() between reads and writes",

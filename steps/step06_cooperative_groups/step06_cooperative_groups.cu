@@ -252,10 +252,10 @@ __global__ void __launch_bounds__(kThreads) rows_split(Rows<T> m, size_t chunks)
 
 // ---- Launchers, one per variant ----------------------------------------------------------
 // Every kernel strides over its rows, so the grid is what the GPU holds at once, or fewer
-// blocks for fewer rows. The occupancy is asked per kernel (resident_blocks_of).
+// blocks for fewer rows. The occupancy is asked per kernel (resident_blocks).
 template <typename Kernel, typename... Args>
 void launch_rows(Kernel kernel, size_t rows_per_block, size_t rows, const Launch& ctx, Args... args) {
-  const unsigned resident = harness::resident_blocks_of(kernel, kThreads);
+  const unsigned resident = harness::resident_blocks(kernel, kThreads);
   const unsigned blocks = unsigned(std::min<size_t>(resident, (rows + rows_per_block - 1) / rows_per_block));
   if (blocks == 0) return;  // no rows: nothing to launch
   kernel<<<blocks, kThreads, 0, ctx.stream>>>(args...);

@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kThreads) filter_block_aggregated(const T* in,
 template <typename Kernel, typename T>
 void filter(Kernel kernel, const T* in, size_t n, harness::Keep<T> keep, T* out, unsigned long long* count,
             const harness::Launch& ctx) {
-  const unsigned resident = harness::resident_blocks_of(kernel, kThreads);
+  const unsigned resident = harness::resident_blocks(kernel, kThreads);
   const unsigned blocks = harness::grid_for(n, kThreads, resident);
   CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof *count, ctx.stream));
   kernel<<<blocks, kThreads, 0, ctx.stream>>>(in, n, keep, out, count);

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "harness.cuh"
+#include "launch.cuh"
 
 namespace packed_slots {
 

@@ -32,7 +32,8 @@
 #include <type_traits>
 
 #include "forced_grid.cuh"
-#include "harness.cuh"
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 #include "packed_slots.cuh"
 #include "vector_reads.cuh"
 
@@ -90,8 +91,8 @@ __global__ void __launch_bounds__(kThreads) reduce_grid_sync(const T* __restrict
 // [docs:launch-typed]
 template <typename T>
 void grid_sync_typed(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  static const unsigned resident = harness::resident_blocks(reduce_grid_sync<T>, kThreads);
-  const unsigned blocks = cooperative_blocks(n, kPerBlock, resident);
+  const unsigned resident = harness::resident_blocks(reduce_grid_sync<T>, kThreads);
+  const unsigned blocks = cooperative_blocks(ctx, n, kPerBlock, resident);
   T* partials = ctx.scratch_as<T>(blocks);
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeCooperative;  // all blocks resident at once, or no launch
@@ -103,8 +104,8 @@ void grid_sync_typed(const T* in, size_t n, T* out, const harness::Launch& ctx) 
   config.stream = ctx.stream;
   config.attrs = attr;
   config.numAttrs = 1;
-  check_cooperative(cudaLaunchKernelEx(&config, reduce_grid_sync<T>, in, n, partials, out), blocks, resident,
-                    "grid_sync", "cudaLaunchKernelEx", __FILE__, __LINE__);
+  check_cooperative(cudaLaunchKernelEx(&config, reduce_grid_sync<T>, in, n, partials, out), ctx, blocks, resident,
+                    "grid_sync", "cudaLaunchKernelEx");
 }
 // [/docs:launch-typed]
 
@@ -114,12 +115,12 @@ void grid_sync_typed(const T* in, size_t n, T* out, const harness::Launch& ctx) 
 // [docs:launch-voidpp]
 template <typename T>
 void grid_sync_voidpp(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  static const unsigned resident = harness::resident_blocks(reduce_grid_sync<T>, kThreads);
-  const unsigned blocks = cooperative_blocks(n, kPerBlock, resident);
+  const unsigned resident = harness::resident_blocks(reduce_grid_sync<T>, kThreads);
+  const unsigned blocks = cooperative_blocks(ctx, n, kPerBlock, resident);
   T* partials = ctx.scratch_as<T>(blocks);
   void* args[] = {&in, &n, &partials, &out};  // must match (const T*, size_t, T*, T*) exactly
   check_cooperative(cudaLaunchCooperativeKernel(reduce_grid_sync<T>, dim3(blocks), dim3(kThreads), args, 0, ctx.stream),
-                    blocks, resident, "grid_sync_voidpp", "cudaLaunchCooperativeKernel", __FILE__, __LINE__);
+                    ctx, blocks, resident, "grid_sync_voidpp", "cudaLaunchCooperativeKernel");
 }
 // [/docs:launch-voidpp]
 
@@ -128,8 +129,8 @@ void grid_sync_voidpp(const T* in, size_t n, T* out, const harness::Launch& ctx)
 // context is lost, so the program stops at the next CUDA call. Opt-in by name only.
 template <typename T>
 void grid_sync_without_coop(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  static const unsigned resident = harness::resident_blocks(reduce_grid_sync<T>, kThreads);
-  const unsigned blocks = cooperative_blocks(n, kPerBlock, resident);
+  const unsigned resident = harness::resident_blocks(reduce_grid_sync<T>, kThreads);
+  const unsigned blocks = cooperative_blocks(ctx, n, kPerBlock, resident);
   reduce_grid_sync<T><<<blocks, kThreads, 0, ctx.stream>>>(in, n, ctx.scratch_as<T>(blocks), out);
   CUDA_CHECK_LAUNCH();  // the launch itself is accepted: the failure comes while it runs
 }
@@ -175,11 +176,11 @@ __global__ void __launch_bounds__(kNaiveThreads) reduce_rounds(const T* __restri
 
 template <typename T>
 void naive_rounds(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  static const unsigned resident = harness::resident_blocks(reduce_rounds<T>, kNaiveThreads);
-  const unsigned blocks = cooperative_blocks(n, kNaiveThreads, resident);
+  const unsigned resident = harness::resident_blocks(reduce_rounds<T>, kNaiveThreads);
+  const unsigned blocks = cooperative_blocks(ctx, n, kNaiveThreads, resident);
   T* workspace = ctx.scratch_as<T>(2 * size_t(blocks));
   check_cooperative(harness::launch_cooperative(reduce_rounds<T>, blocks, kNaiveThreads, 0, ctx.stream, in, n, workspace, out),
-                    blocks, resident, "naive_rounds", "cudaLaunchKernelEx", __FILE__, __LINE__);
+                    ctx, blocks, resident, "naive_rounds", "cudaLaunchKernelEx");
 }
 
 // ---- last_block: a counter instead of a barrier ----------------------------------------
@@ -233,7 +234,7 @@ __global__ void __launch_bounds__(kThreads) reduce_last_block_fence(const T* __r
 template <bool Fence, typename T>
 void last_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
   auto kernel = Fence ? reduce_last_block_fence<T> : reduce_last_block<T>;
-  static const unsigned resident = harness::resident_blocks(kernel, kThreads);
+  const unsigned resident = harness::resident_blocks(kernel, kThreads);
   static unsigned* arrivals = harness::symbol_address(g_arrivals) + (Fence ? 1 : 0);
   const unsigned blocks = grid_for(n, kPerBlock, resident);
   kernel<<<blocks, kThreads, 0, ctx.stream>>>(in, n, ctx.scratch_as<T>(blocks), arrivals, out);
@@ -268,11 +269,11 @@ __global__ void __launch_bounds__(kThreads) reduce_packed_slots(const T* __restr
 
 template <typename T>
 void packed_slots_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  static const unsigned resident = harness::resident_blocks(reduce_packed_slots<T>, kThreads);
-  const unsigned blocks = cooperative_blocks(n, kPerBlock, resident);
+  const unsigned resident = harness::resident_blocks(reduce_packed_slots<T>, kThreads);
+  const unsigned blocks = cooperative_blocks(ctx, n, kPerBlock, resident);
   const packed_slots::Board board = packed_slots::next_board(resident, ctx.stream);
   check_cooperative(harness::launch_cooperative(reduce_packed_slots<T>, blocks, kThreads, 0, ctx.stream, in, n, board, out),
-                    blocks, resident, "packed_slots", "cudaLaunchKernelEx", __FILE__, __LINE__);
+                    ctx, blocks, resident, "packed_slots", "cudaLaunchKernelEx");
 }
 
 // ---- one_block and auto: small n ---------------------------------------------------------
@@ -334,8 +335,8 @@ int main(int argc, char** argv) {
       {"auto", "one_block below 48 Ki elements (kOneBlockMaxN), packed_slots from there on",
        [](auto in, size_t n, auto out, const Launch& ctx) { auto_reduce(in, n, out, ctx); }},
       // The pitfall runs only when named: it kills the CUDA context, so `--variant all` leaves it out.
-      {"sync_no_coop", "PITFALL, by name only: grid_sync's kernel launched with <<<>>>: grid.sync() traps",
-       [](auto in, size_t n, auto out, const Launch& ctx) { grid_sync_without_coop(in, n, out, ctx); },
-       /*expect_correct=*/false, /*in_all=*/false},
+      harness::Variant("sync_no_coop", "PITFALL, by name only: grid_sync's kernel launched with <<<>>>: grid.sync() traps",
+                       [](auto in, size_t n, auto out, const Launch& ctx) { grid_sync_without_coop(in, n, out, ctx); })
+          .wrong_by_design().by_name_only(),
   }, harness::kBatch | harness::kBlocks, harness::cooperative_unsupported);
 }

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "harness.cuh"
+#include "run_step.cuh"
 #include "vector_reads.cuh"
 
 namespace cg = cooperative_groups;
@@ -49,6 +49,6 @@ __global__ void __launch_bounds__(kThreads) reduce_shard(const T* __restrict__ i
 template <typename T, typename... Params, typename... Args>
 void launch_on_shard(void (*kernel)(const T*, size_t, Params...), cudaStream_t stream, const T* in, size_t n,
                      Args&&... args) {
-  const unsigned blocks = harness::grid_for(n, kPerBlock, harness::resident_blocks_of(kernel, kThreads));
+  const unsigned blocks = harness::grid_for(n, kPerBlock, harness::resident_blocks(kernel, kThreads));
   CUDA_CHECK(harness::launch_cooperative(kernel, blocks, kThreads, 0, stream, in, n, std::forward<Args>(args)...));
 }

@@ -257,7 +257,7 @@ void launch_nccl_lsa(const Shards<T>& s, harness::LsaWindows& lsa) {
 static void launch_barriers(MultiGpu& mg, const PeerBarrier& bar, unsigned blocks, int reps) {
   for (int k = 0; k < mg.size(); ++k) {
     mg.use(k);
-    const unsigned grid = blocks ? blocks : harness::resident_blocks_of(barrier_loop, kThreads);
+    const unsigned grid = blocks ? blocks : harness::resident_blocks(barrier_loop, kThreads);
     CUDA_CHECK(harness::launch_cooperative(barrier_loop, grid, kThreads, 0, mg[k].stream, bar, reps));
   }
 }

@@ -141,7 +141,7 @@ static std::string put(harness::ProbeCsv& out, const char* probe, int c, const c
 template <typename Kernel>
 static unsigned fit_or_skip(Kernel kernel, unsigned threads, int c, size_t smem, const char* probe) {
   try {
-    return harness::clusters_that_fit(kernel, threads, c, smem, probe);
+    return harness::clusters_that_fit(kernel, threads, c, smem, probe, harness::Launch{});
   } catch (const std::runtime_error& e) {  // none fits, or the GPU refuses the size
     (void)cudaGetLastError();              // not sticky: cleared for the next CUDA_CHECK_LAUNCH
     std::printf("%3d  skipped: %s\n", c, e.what());

@@ -163,7 +163,7 @@ template <typename T>
 void launch_short_rows(void (*kernel)(const T*, size_t, size_t, T*), size_t rows_per_block, const T* in, size_t rows,
                        size_t cols, T* out, const Launch& ctx) {
   if (rows == 0) return;
-  const unsigned resident = harness::resident_blocks_of(kernel, kThreads);
+  const unsigned resident = harness::resident_blocks(kernel, kThreads);
   const unsigned blocks = harness::grid_for(rows, rows_per_block, resident);
   kernel<<<blocks, kThreads, 0, ctx.stream>>>(in, rows, cols, out);
   CUDA_CHECK_LAUNCH();
@@ -178,11 +178,11 @@ void launch_short_rows(void (*kernel)(const T*, size_t, size_t, T*), size_t rows
 // an H100 or H200, 62 clusters of 4 fit (2 blocks per SM), so C = 2: 128 blocks (the note
 // that cluster_rows prints says which C ran).
 template <typename T>
-int cluster_size_for(size_t rows, size_t cols, const char* variant) {
-  if (harness::forced_cluster()) return harness::forced_cluster();
+int cluster_size_for(size_t rows, size_t cols, const char* variant, const Launch& ctx) {
+  if (ctx.cluster) return ctx.cluster;
   int c = 1;
   while (c < kMaxCluster && cols / (2 * size_t(c)) >= kMinSlice &&
-         rows <= harness::clusters_that_fit(rows_cluster<T>, kThreads, 2 * c, 0, variant))
+         rows <= harness::clusters_that_fit(rows_cluster<T>, kThreads, 2 * c, 0, variant, ctx))
     c *= 2;
   return c;
 }
@@ -202,12 +202,12 @@ template <typename T>
 void cluster_rows(int cluster, const char* variant, const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
   if (rows == 0) return;
   harness::require_cluster_at_most(cluster, kMaxCluster);
-  const unsigned fit = harness::clusters_that_fit(rows_cluster<T>, kThreads, cluster, 0, variant);
+  const unsigned fit = harness::clusters_that_fit(rows_cluster<T>, kThreads, cluster, 0, variant, ctx);
   const unsigned clusters = unsigned(std::min<size_t>(rows, fit));
   note_cluster_size(variant, rows, cols, cluster, clusters);
   harness::check_cluster(harness::launch_clusters(rows_cluster<T>, clusters * unsigned(cluster), kThreads, cluster, 0,
                                                   ctx.stream, in, rows, cols, out),
-                         cluster, variant, "cudaLaunchKernelEx", __FILE__, __LINE__);
+                         ctx, cluster, variant, "cudaLaunchKernelEx");
 }
 // [/docs:cluster-row-launch]
 
@@ -218,7 +218,7 @@ template <typename T>
 void auto_rows(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
   if (cols <= kThreadRowMaxCols) return launch_short_rows(rows_thread<T>, kThreads, in, rows, cols, out, ctx);
   if (cols <= kTileRowMaxCols) return launch_short_rows(rows_warp<T>, kThreads / 32, in, rows, cols, out, ctx);
-  cluster_rows(cluster_size_for<T>(rows, cols, "auto"), "auto", in, rows, cols, out, ctx);
+  cluster_rows(cluster_size_for<T>(rows, cols, "auto", ctx), "auto", in, rows, cols, out, ctx);
 }
 
 // ---- main ----------------------------------------------------------------------------------
@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
           {"cluster_row", "a cluster of C blocks per row (C from the shape, or --cluster), sums via DSMEM",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
              using T = harness::elem_t<decltype(in)>;
-             cluster_rows(cluster_size_for<T>(rows, cols, "cluster_row"), "cluster_row", in, rows, cols, out, ctx);
+             cluster_rows(cluster_size_for<T>(rows, cols, "cluster_row", ctx), "cluster_row", in, rows, cols, out, ctx);
            }, 0, 256},
           {"warp_row", "a warp per row, 16-byte loads, cg::reduce (auto's choice for short rows)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {

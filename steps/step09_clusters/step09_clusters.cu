@@ -29,7 +29,8 @@
 #include <type_traits>
 
 #include "clusters.cuh"
-#include "harness.cuh"
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 #include "vector_reads.cuh"
 
 namespace cg = cooperative_groups;
@@ -165,8 +166,8 @@ unsigned* arrivals_counter() {
 // As many clusters as n needs (a block per kPerBlock elements, rounded up to whole clusters),
 // never more than fit at once (cudaOccupancyMaxActiveClusters): the grid strides over the rest.
 template <typename Kernel>
-unsigned cluster_grid(Kernel kernel, size_t n, int cluster, const char* variant) {
-  const unsigned fit = harness::clusters_that_fit(kernel, kThreads, cluster, 0, variant);
+unsigned cluster_grid(Kernel kernel, size_t n, int cluster, const char* variant, const harness::Launch& ctx) {
+  const unsigned fit = harness::clusters_that_fit(kernel, kThreads, cluster, 0, variant, ctx);
   const size_t blocks_needed = (n + kPerBlock - 1) / kPerBlock;
   const size_t clusters = std::min<size_t>(fit, (blocks_needed + cluster - 1) / cluster);
   return unsigned(std::max<size_t>(1, clusters)) * unsigned(cluster);
@@ -176,23 +177,23 @@ unsigned cluster_grid(Kernel kernel, size_t n, int cluster, const char* variant)
 template <typename T, typename Kernel>
 void launch_cluster_reduce(Kernel kernel, int own_size, const char* variant, const T* in, size_t n, T* out,
                            const harness::Launch& ctx) {
-  const int cluster = cluster_size_or(own_size);
-  const unsigned blocks = cluster_grid(kernel, n, cluster, variant);  // refuses a size that cannot fit
+  const int cluster = cluster_size_or(ctx, own_size);
+  const unsigned blocks = cluster_grid(kernel, n, cluster, variant, ctx);  // refuses a size that cannot fit
   harness::require_cluster_at_most(cluster, kMaxCluster);
   T* partials = ctx.scratch_as<T>(blocks / cluster);
   // cudaLaunchKernelEx with cudaLaunchAttributeClusterDimension = {cluster, 1, 1} (clusters.cuh);
   // sizes above 8 first set cudaFuncAttributeNonPortableClusterSizeAllowed on the kernel.
   check_cluster(harness::launch_clusters(kernel, blocks, kThreads, cluster, 0, ctx.stream, in, n, partials,
                                          arrivals_counter(), out),
-                cluster, variant, "cudaLaunchKernelEx", __FILE__, __LINE__);
+                ctx, cluster, variant, "cudaLaunchKernelEx");
 }
 // [/docs:cluster-launch]
 
 template <typename T>
 void dims_2(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  if (harness::forced_cluster() && harness::forced_cluster() != 2)
+  if (ctx.cluster && ctx.cluster != 2)  // named with --variant; `all` skips it (fixed_cluster below)
     throw harness::UsageError("--cluster: dims_2's cluster size is fixed at compile time (__cluster_dims__(2, 1, 1))");
-  const unsigned blocks = cluster_grid(reduce_cluster_dims2<T>, n, 2, "dims_2");
+  const unsigned blocks = cluster_grid(reduce_cluster_dims2<T>, n, 2, "dims_2", ctx);
   reduce_cluster_dims2<T><<<blocks, kThreads, 0, ctx.stream>>>(in, n, ctx.scratch_as<T>(blocks / 2), arrivals_counter(), out);
   CUDA_CHECK_LAUNCH();
 }
@@ -200,7 +201,7 @@ void dims_2(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 // The baseline: step 07's last_block, a plain launch, a partial per block through L2.
 template <typename T>
 void last_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  const unsigned blocks = harness::grid_for(n, kPerBlock, harness::resident_blocks_of(reduce_last_block<T>, kThreads));
+  const unsigned blocks = harness::grid_for(n, kPerBlock, harness::resident_blocks(reduce_last_block<T>, kThreads));
   reduce_last_block<T><<<blocks, kThreads, 0, ctx.stream>>>(in, n, ctx.scratch_as<T>(blocks), arrivals_counter(), out);
   CUDA_CHECK_LAUNCH();
 }
@@ -209,7 +210,7 @@ void last_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 // one (on sm_90 every launch has clusters; without a size they are 1 x 1 x 1).
 template <typename T>
 void implicit_1(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  const unsigned blocks = harness::grid_for(n, kPerBlock, harness::resident_blocks_of(reduce_cluster_push<T>, kThreads));
+  const unsigned blocks = harness::grid_for(n, kPerBlock, harness::resident_blocks(reduce_cluster_push<T>, kThreads));
   reduce_cluster_push<T><<<blocks, kThreads, 0, ctx.stream>>>(in, n, ctx.scratch_as<T>(blocks), arrivals_counter(), out);
   CUDA_CHECK_LAUNCH();
 }
@@ -218,12 +219,12 @@ void implicit_1(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 // flight, and the leader writes the result. No partials in global memory, no counter.
 template <typename T>
 void one_cluster(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  const int cluster = cluster_size_or(kMaxCluster);
-  harness::clusters_that_fit(reduce_cluster_push<T>, kThreads, cluster, 0, "one_cluster");  // refuses a size that cannot fit
+  const int cluster = cluster_size_or(ctx, kMaxCluster);
+  harness::clusters_that_fit(reduce_cluster_push<T>, kThreads, cluster, 0, "one_cluster", ctx);  // refuses a size that cannot fit
   harness::require_cluster_at_most(cluster, kMaxCluster);
   check_cluster(harness::launch_clusters(reduce_cluster_push<T>, unsigned(cluster), kThreads, cluster, 0, ctx.stream, in, n,
                                          ctx.scratch_as<T>(1), arrivals_counter(), out),
-                cluster, "one_cluster", "cudaLaunchKernelEx", __FILE__, __LINE__);
+                ctx, cluster, "one_cluster", "cudaLaunchKernelEx");
 }
 
 // What a library would pick here: last_block at every n. The cluster variants beat it only
@@ -264,15 +265,17 @@ int main(int argc, char** argv) {
       {"cluster_8", "push, clusters of 8 (the largest portable size)", push(8, "cluster_8")},
       {"cluster_16", "push, clusters of 16 (non-portable: cudaFuncAttributeNonPortableClusterSizeAllowed)",
        push(16, "cluster_16")},
-      {"dims_2", "cluster_2 with __cluster_dims__(2, 1, 1) at compile time, launched with <<<>>>",
-       [](auto in, size_t n, auto out, const Launch& ctx) { dims_2(in, n, out, ctx); }},
+      harness::Variant("dims_2", "cluster_2 with __cluster_dims__(2, 1, 1) at compile time, launched with <<<>>>",
+                       [](auto in, size_t n, auto out, const Launch& ctx) { dims_2(in, n, out, ctx); })
+          .fixed_cluster(2),
       {"pull_8", "pull: the leader reads the 8 block sums from their shared memory; a second cluster.sync()",
        pull_8(std::true_type{}, "pull_8")},
       {"one_cluster", "one cluster of 16 blocks reads everything; the leader writes *out (no partials)",
        [](auto in, size_t n, auto out, const Launch& ctx) { one_cluster(in, n, out, ctx); }},
       {"auto", "last_block at every n (where clusters beat it, step 07's kernels beat both: chapter 09)",
        [](auto in, size_t n, auto out, const Launch& ctx) { auto_reduce(in, n, out, ctx); }},
-      {"pull_no_wait", "PITFALL, by name only: pull_8 without the second cluster.sync(): blocks exit while read",
-       pull_8(std::false_type{}, "pull_no_wait"), /*expect_correct=*/false, /*in_all=*/false},
+      harness::Variant("pull_no_wait", "PITFALL, by name only: pull_8 without the second cluster.sync(): blocks exit while read",
+                       pull_8(std::false_type{}, "pull_no_wait"))
+          .wrong_by_design().by_name_only(),
   }, harness::kBatch | harness::kCluster, harness::clusters_unsupported);
 }

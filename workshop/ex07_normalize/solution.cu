@@ -30,7 +30,8 @@
 #include <cstring>
 #include <vector>
 
-#include "harness.cuh"
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 
 namespace cg = cooperative_groups;
 

@@ -27,7 +27,8 @@
 #include <utility>
 
 #include "clusters.cuh"
-#include "harness.cuh"
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 #include "vector_reads.cuh"
 
 namespace cg = cooperative_groups;
@@ -110,14 +111,14 @@ __global__ void __launch_bounds__(kThreads) reduce_cluster(const T* __restrict__
 // over the rest), launched with cudaLaunchKernelEx and a cluster size (clusters.cuh).
 template <typename T>
 void reduce_clusters(const T* in, size_t n, T* out, int own_size, const char* variant, const harness::Launch& ctx) {
-  const int cluster = harness::cluster_size_or(own_size);  // --cluster C, else the variant's own
+  const int cluster = harness::cluster_size_or(ctx, own_size);  // --cluster C, else the variant's own
   if (cluster > kMaxCluster) throw harness::UsageError("--cluster: at most 16 blocks per cluster here (block_sums)");
-  const unsigned fit = harness::clusters_that_fit(reduce_cluster<T>, kThreads, cluster, 0, variant);
+  const unsigned fit = harness::clusters_that_fit(reduce_cluster<T>, kThreads, cluster, 0, variant, ctx);
   const size_t blocks_needed = (n + kPerBlock - 1) / kPerBlock;
   const unsigned clusters = unsigned(std::max<size_t>(1, std::min<size_t>(fit, (blocks_needed + cluster - 1) / cluster)));
   harness::check_cluster(harness::launch_clusters(reduce_cluster<T>, clusters * unsigned(cluster), kThreads, cluster, 0,
                                                   ctx.stream, in, n, ctx.scratch_as<T>(clusters), out),
-                         cluster, variant, "cudaLaunchKernelEx", __FILE__, __LINE__);
+                         ctx, cluster, variant, "cudaLaunchKernelEx");
 }
 
 int main(int argc, char** argv) {

@@ -13,7 +13,7 @@
 #include <cub/device/device_select.cuh>
 #include <cstring>
 
-#include "problem.cuh"
+#include "run_step.cuh"
 
 namespace harness {
 
@@ -162,82 +162,86 @@ class CubSelect {
   size_t bytes_ = 0;
 };
 
-template <typename T>
-bool run_filter_dtype(const char* dtype, const Options& opt, const DeviceInfo& dev, Bench& bench, const char* step,
-                      const std::vector<const FilterVariant*>& variants, void* d_in_raw, T* d_out,
-                      unsigned long long* d_count) {
-  bool all_ok = true;
-  CubSelect<T> cub;
-  GpuSort sorter;
-  const cudaStream_t s = bench.stream();
-  const Launch ctx{s, nullptr, 0};
-  for (size_t n : opt.sizes) {
-    for (double rate : opt.pass_rates) {
-      const Keep<T> keep = Keep<T>::for_rate(rate);
-      const std::vector<uint32_t> expected = expected_kept<T>(opt.seed, n, keep);  // the same for every offset
-      char shape[32];
-      std::snprintf(shape, sizeof shape, "pass=%g%%", rate);
-      for (size_t offset : opt.offsets) {
-        const T* in = place_input<T>(d_in_raw, n, offset, opt.seed, s);
-        // One run on a poisoned output and count (all bits set), then the three checks.
-        auto verified = [&](const std::function<void()>& launch) {
-          CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, (n + 1) * sizeof(T), s));
-          CUDA_CHECK(cudaMemsetAsync(d_count, 0xFF, sizeof *d_count, s));
-          launch();
-          unsigned long long count = 0;
-          CUDA_CHECK(cudaMemcpyAsync(&count, d_count, sizeof count, cudaMemcpyDeviceToHost, s));
-          CUDA_CHECK(cudaStreamSynchronize(s));
-          uint32_t after = 0;
-          if (count == expected.size()) CUDA_CHECK(cudaMemcpy(&after, d_out + count, 4, cudaMemcpyDeviceToHost));
-          return check_kept(expected, count, after, [&] { return sorter.sorted_copy(d_out, count, s); });
-        };
-        std::vector<Contender> contenders;
-        auto cub_select = cub.prepare(in, n, keep, d_out, d_count, s);
-        const Verdict cv = verified(cub_select);
-        all_ok &= cv.ok;
-        contenders.push_back({"cub", "cub", cub_select, check_text(cv), cv.ok});
-        if (!opt.check_only) contenders.push_back(floor_contender("read_write", in, n, d_out, expected.size(), s));
-        for (const FilterVariant* var : variants) {
-          auto launch = [var, in, n, keep, d_out, d_count, ctx] { var->launcher<T>()(in, n, keep, d_out, d_count, ctx); };
-          const Verdict v = verified(launch);
-          all_ok &= v.ok;
-          contenders.push_back({step, var->name, launch, check_text(v), v.ok});
-        }
-        finish(opt, bench, contenders, dtype, n, offset, (n + expected.size()) * sizeof(T), shape);
-      }
-    }
+// --problem filter: every --n at every --pass-rate, the variants bound to it. The host's
+// expected list is made once per size and rate (the same for every offset).
+class Filter : public Problem {
+ public:
+  explicit Filter(std::vector<FilterVariant> variants) : variants_(std::move(variants)) {
+    names.problem = "filter";
+    names.about = "keep the elements below a threshold (stream compaction); --pass-rate percent of them";
+    for (const auto& v : variants_) names.variants.push_back({v.name, v.about});
   }
-  return all_ok;
-}
-
-// --problem filter: the variants, and the runner that allocates for the largest n.
-inline Problem filter_problem(const char* step, std::vector<FilterVariant> variants) {
-  Problem p;
-  p.name = "filter";
-  p.about = "keep the elements below a threshold (stream compaction); --pass-rate percent of them";
-  for (const auto& v : variants) p.variants.push_back({v.name, v.about});
-  p.run = [step, variants](const Options& opt, const DeviceInfo& dev, Bench& bench, const std::vector<std::string>& chosen) {
-    const std::vector<const FilterVariant*> run = variants_named(variants, chosen);
-    const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-    const size_t in_bytes = input_buffer_bytes(max_n), out_bytes = (max_n + 64) * 4;
+  ~Filter() override {
+    cudaFree(in_);
+    cudaFree(out_);
+    cudaFree(count_);
+  }
+  size_t shape_count(const Options& opt) const override { return opt.pass_rates.size(); }
+  size_t bytes_needed(const Options& opt, std::string& what) const override {
+    what = std::to_string(max_n(opt)) + " elements to filter";
     // The sort of the output needs a copy and CUB's temporary storage (about one more copy).
-    require_memory(in_bytes + 3 * out_bytes + (size_t(64) << 20), std::to_string(max_n) + " elements to filter");
-    void* d_in = nullptr;
-    void* d_out = nullptr;
-    unsigned long long* d_count = nullptr;
-    CUDA_CHECK(cudaMalloc(&d_in, in_bytes));
-    CUDA_CHECK(cudaMalloc(&d_out, out_bytes));
-    CUDA_CHECK(cudaMalloc(&d_count, sizeof *d_count));
-    const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
-      using T = decltype(zero);
-      return run_filter_dtype<T>(dtype, opt, dev, bench, step, run, d_in, static_cast<T*>(d_out), d_count);
-    });
-    CUDA_CHECK(cudaFree(d_in));
-    CUDA_CHECK(cudaFree(d_out));
-    CUDA_CHECK(cudaFree(d_count));
-    return ok;
-  };
-  return p;
+    return input_buffer_bytes(max_n(opt)) + 3 * (max_n(opt) + 64) * 4 + (size_t(64) << 20);
+  }
+  void allocate(const Options& opt) override {
+    opt_ = opt;
+    CUDA_CHECK(cudaMalloc(&in_, input_buffer_bytes(max_n(opt))));
+    CUDA_CHECK(cudaMalloc(&out_, (max_n(opt) + 64) * 4));
+    CUDA_CHECK(cudaMalloc(&count_, sizeof *count_));
+  }
+  Case make_case(const std::string& dtype, size_t n, size_t shape, size_t offset, const Launch& ctx) override {
+    const double rate = opt_.pass_rates[shape];
+    return dtype == "int" ? make<unsigned>(n, rate, offset, ctx) : make<float>(n, rate, offset, ctx);
+  }
+
+ private:
+  template <typename T>
+  Case make(size_t n, double rate, size_t offset, const Launch& ctx) {
+    const Keep<T> keep = Keep<T>::for_rate(rate);
+    const std::string key = std::to_string(sizeof(T) + std::is_integral_v<T>) + " " + std::to_string(n) + " " + std::to_string(rate);
+    if (key != expected_key_) expected_ = expected_kept<T>(opt_.seed, n, keep), expected_key_ = key;
+    const cudaStream_t s = ctx.stream;
+    const T* in = place_input<T>(in_, n, offset, opt_.seed, s);
+    T* out = static_cast<T*>(out_);
+    unsigned long long* count = count_;
+    char shape[32];
+    std::snprintf(shape, sizeof shape, "pass=%g%%", rate);
+    Case c;
+    c.n = n;
+    c.shape = shape;
+    c.bytes = (n + expected_.size()) * sizeof(T);
+    // One run on a poisoned output and count (all bits set), then the three checks.
+    c.check = [=, expected = &expected_, sorter = &sorter_](const std::function<void()>& launch) {
+      CUDA_CHECK(cudaMemsetAsync(out, 0xFF, (n + 1) * sizeof(T), s));
+      CUDA_CHECK(cudaMemsetAsync(count, 0xFF, sizeof *count, s));
+      launch();
+      unsigned long long kept = 0;
+      CUDA_CHECK(cudaMemcpyAsync(&kept, count, sizeof kept, cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      uint32_t after = 0;
+      if (kept == expected->size()) CUDA_CHECK(cudaMemcpy(&after, out + kept, 4, cudaMemcpyDeviceToHost));
+      return check_kept(*expected, kept, after, [&] { return sorter->sorted_copy(out, kept, s); });
+    };
+    if constexpr (std::is_same_v<T, unsigned>) c.cub = cub_int_.prepare(in, n, keep, out, count, s);
+    else c.cub = cub_float_.prepare(in, n, keep, out, count, s);
+    c.floor = floor_contender("read_write", in, n, out, expected_.size(), s);
+    for (const FilterVariant& v : variants_)
+      if (const VariantName* name = chosen_name(v.name))
+        c.variants.push_back({name, [&v, in, n, keep, out, count, ctx] { v.launcher<T>()(in, n, keep, out, count, ctx); }});
+    return c;
+  }
+  std::vector<FilterVariant> variants_;
+  Options opt_;
+  void *in_ = nullptr, *out_ = nullptr;
+  unsigned long long* count_ = nullptr;
+  std::vector<uint32_t> expected_;
+  std::string expected_key_;
+  GpuSort sorter_;
+  CubSelect<unsigned> cub_int_;
+  CubSelect<float> cub_float_;
+};
+
+inline std::shared_ptr<Problem> filter_problem(const char*, std::vector<FilterVariant> variants) {
+  return std::make_shared<Filter>(std::move(variants));
 }
 
 }  // namespace harness

@@ -15,7 +15,7 @@
 
 #include "multi_gpu.cuh"
 #include "nccl_check.cuh"
-#include "program_front.hpp"
+#include "run_step.cuh"
 
 namespace harness {
 #if HAVE_NCCL

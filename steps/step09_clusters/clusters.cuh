@@ -7,7 +7,7 @@
 #include <string>
 #include <tuple>
 
-#include "harness.cuh"
+#include "launch.cuh"
 
 // Cluster code needs sm_90 or later. Built for an older target, the cluster kernels compile
 // to empty bodies: they never run there, since the program checks cudaDevAttrClusterLaunch
@@ -30,8 +30,8 @@ namespace harness {
 // the kernel opts in (cudaFuncAttributeNonPortableClusterSizeAllowed; the H100 and H200 do).
 constexpr int kPortableClusterMax = 8;
 
-// The cluster size a variant launches with: --cluster C when given, else its own.
-inline int cluster_size_or(int own) { return forced_cluster() ? forced_cluster() : own; }
+// The cluster size a variant launches with: --cluster C when given (ctx.cluster), else its own.
+inline int cluster_size_or(const Launch& ctx, int own) { return ctx.cluster ? ctx.cluster : own; }
 
 // A --cluster larger than a kernel's per-cluster slots (`most`) is the user's choice: exit 2.
 inline void require_cluster_at_most(int cluster, int most) {
@@ -40,14 +40,14 @@ inline void require_cluster_at_most(int cluster, int most) {
 }
 
 // A launch failure of a cluster variant: with --cluster it is the user's choice of size (a usage
-// error, one line, exit 2, naming CUDA's error); without, a bug (CudaError at file:line, exit 1).
-inline void check_cluster(cudaError_t err, int cluster, const char* variant, const char* call, const char* file, int line) {
-  if (err != cudaSuccess && forced_cluster()) {
+// error, one line, exit 2, naming CUDA's error); without, a bug (a CudaError naming the call, exit 1).
+inline void check_cluster(cudaError_t err, const Launch& ctx, int cluster, const char* variant, const char* call) {
+  if (err != cudaSuccess && ctx.cluster) {
     (void)cudaGetLastError();  // a launch error is not sticky: clear it
     throw UsageError("--cluster: " + std::string(variant) + " cannot run clusters of " + std::to_string(cluster) +
                      " blocks on this GPU (" + call + ": " + cudaGetErrorName(err) + ")");
   }
-  check_cuda(err, call, file, line);
+  check_cuda(err, call);
 }
 
 // [docs:cluster-attribute]
@@ -88,7 +88,8 @@ cudaError_t launch_clusters(void (*kernel)(Params...), unsigned blocks, unsigned
 // cannot co-schedule (0 clusters, or an error) goes through check_cluster.
 // [docs:clusters-that-fit]
 template <typename Kernel>
-unsigned clusters_that_fit(Kernel kernel, unsigned threads, int cluster, size_t dynamic_smem, const char* variant) {
+unsigned clusters_that_fit(Kernel kernel, unsigned threads, int cluster, size_t dynamic_smem, const char* variant,
+                           const Launch& ctx) {
   return once_per_kernel<unsigned>(kernel, std::make_tuple(threads, cluster, dynamic_smem), [&] {
     int count = 0;
     cudaError_t err = allow_cluster_size(kernel, cluster);
@@ -96,12 +97,12 @@ unsigned clusters_that_fit(Kernel kernel, unsigned threads, int cluster, size_t 
       ClusterConfig c(unsigned(cluster), threads, cluster, dynamic_smem, nullptr);
       err = cudaOccupancyMaxActiveClusters(&count, kernel, &c.config);
     }
-    check_cluster(err, cluster, variant, "cudaOccupancyMaxActiveClusters", __FILE__, __LINE__);
+    check_cluster(err, ctx, cluster, variant, "cudaOccupancyMaxActiveClusters");
     if (count == 0) {  // a valid size, but not one cluster of it fits this kernel's resources
       const std::string what = std::string(variant) + ": not one cluster of " + std::to_string(cluster) +
                                " blocks of " + std::to_string(threads) +
                                " threads fits on this GPU (cudaOccupancyMaxActiveClusters = 0)";
-      if (forced_cluster()) throw UsageError("--cluster: " + what);
+      if (ctx.cluster) throw UsageError("--cluster: " + what);
       throw std::runtime_error(what);
     }
     return unsigned(count);

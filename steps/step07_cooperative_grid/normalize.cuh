@@ -16,7 +16,7 @@
 #include <cstring>
 #include <cub/device/device_reduce.cuh>
 
-#include "problem.cuh"
+#include "run_step.cuh"
 #include "vector_reads.cuh"
 
 namespace harness {
@@ -255,78 +255,83 @@ struct NormalizeVariant : TypedLauncher<NormalizeLauncher> {
   NormalizeVariant(std::string name_, std::string about_, F f) : TypedLauncher(f), name(std::move(name_)), about(std::move(about_)) {}
 };
 
-template <typename T>
-bool run_normalize_dtype(const char* dtype, const Options& opt, Bench& bench, const char* step,
-                         const std::vector<const NormalizeVariant*>& variants, void* d_in_raw, float* d_out_base,
-                         const Launch& ctx) {
-  bool all_ok = true;
-  CubMaxAbsNormalize<T> cub;
-  const cudaStream_t s = bench.stream();
-  std::vector<uint32_t> got;
-  for (size_t n : opt.sizes) {
-    const unsigned key = reference_max_key<T>(opt.seed, n);  // the same for every offset
-    for (size_t offset : opt.offsets) {
-      // Input and output both start `offset` elements past a 256-byte boundary, 256 bytes
-      // after the start of their buffers: aligned alike, so the 16-byte paths are the ones tested.
-      const size_t lead = kGuardElements + offset;
-      T* in = place_input<T>(d_in_raw, n, offset, opt.seed, s);
-      normalize_guards_kernel<T><<<1, 256, 0, s>>>(in - lead, lead, n, lead + n + kGuardElements);
-      CUDA_CHECK_LAUNCH();
-      float* out = d_out_base + lead;
-      // One run on a poisoned output (out[-1] .. out[n], all bits set), then every element.
-      auto verified = [&](const std::function<void()>& launch) {
-        CUDA_CHECK(cudaMemsetAsync(out - 1, 0xFF, (n + 2) * sizeof(float), s));
-        launch();
-        got.resize(n + 2);
-        CUDA_CHECK(cudaMemcpyAsync(got.data(), out - 1, (n + 2) * sizeof(float), cudaMemcpyDeviceToHost, s));
-        CUDA_CHECK(cudaStreamSynchronize(s));
-        return verify_normalized<T>(got, opt.seed, n, key);
-      };
-      std::vector<Contender> contenders;
-      auto cub_run = cub.prepare(in, n, out, s);
-      const Verdict cv = verified(cub_run);
-      all_ok &= cv.ok;
-      contenders.push_back({"cub", "cub", cub_run, check_text(cv), cv.ok});
-      // The floor copies: this problem reads n and writes n (a read-only floor would be ~2x faster).
-      if (!opt.check_only) contenders.push_back(floor_contender("copy", in, n, out, n, s));
-      for (const NormalizeVariant* var : variants) {
-        auto launch = [var, in, n, out, ctx] { var->launcher<T>()(in, n, out, ctx); };
-        const Verdict v = verified(launch);
-        all_ok &= v.ok;
-        contenders.push_back({step, var->name, launch, check_text(v), v.ok});
-      }
-      finish(opt, bench, contenders, dtype, n, offset, 2 * n * sizeof(float), "normalize");
-    }
+// The problem for run_problems: input and output with guards for the largest n, a 1 MiB
+// scratch for the variants; max|x|'s key made once per size and dtype (the same for every offset).
+class Normalize : public Problem {
+ public:
+  explicit Normalize(std::vector<NormalizeVariant> variants) : variants_(std::move(variants)) {
+    names.problem = "normalize";
+    names.about = "scale an array to [-1, 1] by its max |x| (float output), every element verified exactly";
+    for (const auto& v : variants_) names.variants.push_back({v.name, v.about});
   }
-  return all_ok;
-}
+  ~Normalize() override {
+    cudaFree(in_);
+    cudaFree(out_);
+    cudaFree(scratch_);
+  }
+  size_t bytes_needed(const Options& opt, std::string& what) const override {
+    what = std::to_string(max_n(opt)) + " elements in and out";
+    return 2 * input_buffer_bytes(max_n(opt)) + kScratchBytes + (size_t(64) << 20);
+  }
+  void allocate(const Options& opt) override {
+    seed_ = opt.seed;
+    CUDA_CHECK(cudaMalloc(&in_, input_buffer_bytes(max_n(opt))));
+    CUDA_CHECK(cudaMalloc(&out_, input_buffer_bytes(max_n(opt))));
+    CUDA_CHECK(cudaMalloc(&scratch_, kScratchBytes));
+  }
+  Case make_case(const std::string& dtype, size_t n, size_t, size_t offset, const Launch& ctx) override {
+    return dtype == "int" ? make<unsigned>(n, offset, ctx) : make<float>(n, offset, ctx);
+  }
 
-// The problem for run_problems: allocates for the largest n (input and output with guards, a
-// 1 MiB scratch for the variants), runs every dtype.
-inline Problem normalize_problem(const char* step, std::vector<NormalizeVariant> variants) {
-  Problem p;
-  p.name = "normalize";
-  p.about = "scale an array to [-1, 1] by its max |x| (float output), every element verified exactly";
-  for (const auto& v : variants) p.variants.push_back({v.name, v.about});
-  p.run = [step, variants](const Options& opt, const DeviceInfo&, Bench& bench, const std::vector<std::string>& chosen) {
-    const std::vector<const NormalizeVariant*> run = variants_named(variants, chosen);
-    const size_t max_n = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-    const size_t bytes = input_buffer_bytes(max_n), scratch_bytes = size_t(1) << 20;
-    require_memory(2 * bytes + scratch_bytes + (size_t(64) << 20), std::to_string(max_n) + " elements in and out");
-    void *d_in = nullptr, *d_out = nullptr, *d_scratch = nullptr;
-    CUDA_CHECK(cudaMalloc(&d_in, bytes));
-    CUDA_CHECK(cudaMalloc(&d_out, bytes));
-    CUDA_CHECK(cudaMalloc(&d_scratch, scratch_bytes));
-    const Launch ctx{bench.stream(), d_scratch, scratch_bytes};
-    const bool ok = for_each_dtype(opt, [&](auto zero, const char* dtype) {
-      return run_normalize_dtype<decltype(zero)>(dtype, opt, bench, step, run, d_in, static_cast<float*>(d_out), ctx);
-    });
-    CUDA_CHECK(cudaFree(d_in));
-    CUDA_CHECK(cudaFree(d_out));
-    CUDA_CHECK(cudaFree(d_scratch));
-    return ok;
-  };
-  return p;
+ private:
+  static constexpr size_t kScratchBytes = size_t(1) << 20;
+  template <typename T>
+  Case make(size_t n, size_t offset, Launch ctx) {
+    ctx.scratch = scratch_;
+    ctx.scratch_bytes = kScratchBytes;
+    const std::string key_of = std::to_string(std::is_integral_v<T>) + " " + std::to_string(n);
+    if (key_of != key_for_) key_ = reference_max_key<T>(seed_, n), key_for_ = key_of;
+    const cudaStream_t s = ctx.stream;
+    // Input and output both start `offset` elements past a 256-byte boundary, 256 bytes
+    // after the start of their buffers: aligned alike, so the 16-byte paths are the ones tested.
+    const size_t lead = kGuardElements + offset;
+    T* in = place_input<T>(in_, n, offset, seed_, s);
+    normalize_guards_kernel<T><<<1, 256, 0, s>>>(in - lead, lead, n, lead + n + kGuardElements);
+    CUDA_CHECK_LAUNCH();
+    float* out = static_cast<float*>(out_) + lead;
+    Case c;
+    c.n = n;
+    c.shape = "normalize";
+    c.bytes = 2 * n * sizeof(float);
+    // One run on a poisoned output (out[-1] .. out[n], all bits set), then every element.
+    c.check = [=, seed = seed_, key = key_](const std::function<void()>& launch) {
+      CUDA_CHECK(cudaMemsetAsync(out - 1, 0xFF, (n + 2) * sizeof(float), s));
+      launch();
+      std::vector<uint32_t> got(n + 2);
+      CUDA_CHECK(cudaMemcpyAsync(got.data(), out - 1, (n + 2) * sizeof(float), cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      return verify_normalized<T>(got, seed, n, key);
+    };
+    if constexpr (std::is_same_v<T, unsigned>) c.cub = cub_int_.prepare(in, n, out, s);
+    else c.cub = cub_float_.prepare(in, n, out, s);
+    // The floor copies: this problem reads n and writes n (a read-only floor would be ~2x faster).
+    c.floor = floor_contender("copy", in, n, out, n, s);
+    for (const NormalizeVariant& v : variants_)
+      if (const VariantName* name = chosen_name(v.name))
+        c.variants.push_back({name, [&v, in, n, out, ctx] { v.launcher<T>()(in, n, out, ctx); }});
+    return c;
+  }
+  std::vector<NormalizeVariant> variants_;
+  uint64_t seed_ = 0;
+  unsigned key_ = 0;
+  std::string key_for_;
+  void *in_ = nullptr, *out_ = nullptr, *scratch_ = nullptr;
+  CubMaxAbsNormalize<unsigned> cub_int_;
+  CubMaxAbsNormalize<float> cub_float_;
+};
+
+inline std::shared_ptr<Problem> normalize_problem(const char*, std::vector<NormalizeVariant> variants) {
+  return std::make_shared<Normalize>(std::move(variants));
 }
 
 }  // namespace harness

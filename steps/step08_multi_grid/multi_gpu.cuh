@@ -14,9 +14,18 @@
 #include <string>
 #include <vector>
 
-#include "harness.cuh"
+#include "run_step.cuh"
 
 namespace harness {
+
+// Calls f(T{}, name) once per --dtype, with T = unsigned for "int" and float for "float". Every
+// dtype runs, even after one fails; returns true when every call returned true.
+template <typename F>
+bool for_each_dtype(const Options& opt, F&& f) {
+  bool ok = true;
+  for (const auto& dtype : opt.dtypes) ok &= dtype == "int" ? f(unsigned{}, "int") : f(float{}, "float");
+  return ok;
+}
 
 // ---- shards --------------------------------------------------------------------------------
 // Shard k of n elements over K GPUs is [begin(k), begin(k+1)): the first n % K shards get one

@@ -13,7 +13,7 @@
 #include "multi_gpu_runner.cuh"
 #include "nccl_comms.cuh"
 #include "peer_setup.cuh"
-#include "program_front.hpp"
+#include "run_step.cuh"
 
 namespace harness {
 
@@ -131,7 +131,7 @@ int run_multi_gpu_step(int argc, char** argv, const char* step, const std::strin
   Options opt;
   const int usage = parse_program(argc, argv, step, reads, about, {names}, opt, [&](const Options& o) {
     for (const auto& v : variants)
-      if (o.variant == v.name && !not_built_why(v.uses).empty())
+      if (std::count(o.variants.begin(), o.variants.end(), v.name) && !not_built_why(v.uses).empty())
         throw UsageError("--variant: " + v.name + " is not in this build (" + not_built_why(v.uses) + ")");
   });
   if (usage >= 0) return usage;

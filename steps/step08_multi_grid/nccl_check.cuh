@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "harness.cuh"
+#include "run_step.cuh"
 
 #ifndef HAVE_NCCL
 #define HAVE_NCCL 0

@@ -1,0 +1,121 @@
+// The launch side of the harness: the one file in common/ that a reader of a kernel or a
+// launcher needs. It has the error checks, `Launch` (everything a launcher gets besides its
+// input and output), the grid size from the occupancy API, and the cooperative launch.
+// Everything else in common/ (bench.cuh, run_step.cuh: input, verification, timing, CUB, CSV)
+// sits behind run_step() in a step's main and is not required reading.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "cli.hpp"  // UsageError: a bad flag or value, exit 2
+
+namespace harness {
+
+// A failed CUDA call. The message names the call and CUDA's error; the harness adds the
+// program, the variant and the size it was running when it reports it.
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline void check_cuda(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) throw CudaError(std::string(call) + ": " + cudaGetErrorString(err));
+}
+#define CUDA_CHECK(call) ::harness::check_cuda((call), #call)
+// After every <<<>>> launch: a bad launch configuration is reported here.
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+// What a launcher gets besides its input and output. The harness fills it once per program:
+// every setting a launcher reads is here, none hides in a global.
+struct Launch {
+  cudaStream_t stream = nullptr;
+  void* scratch = nullptr;  // device memory for per-block partials: n/32 x 8 bytes + 1 MiB
+  size_t scratch_bytes = 0;
+  unsigned blocks = 0;      // --blocks N (step 07): the grid of a cooperative variant; 0: automatic
+  int cluster = 0;          // --cluster C (step 09): the cluster size; 0: each variant's own
+
+  template <typename T>
+  T* scratch_as(size_t count) const {
+    if (count * sizeof(T) > scratch_bytes) throw std::runtime_error("harness scratch buffer too small");
+    return static_cast<T*>(scratch);
+  }
+};
+
+// compute() once per kernel, `extra` (the rest of the question: block size, cluster size, ...)
+// and device; later calls return its first answer (one that threw is asked again). The one
+// cache of the harness: occupancy and cluster questions are asked here, not in statics.
+template <typename Value, typename Kernel, typename Extra, class Compute>
+Value once_per_kernel(Kernel kernel, const Extra& extra, Compute&& compute) {
+  static std::map<std::tuple<const void*, Extra, int>, Value> asked;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), extra, device);
+  if (auto it = asked.find(key); it != asked.end()) return it->second;
+  return asked.emplace(key, compute()).first->second;
+}
+
+// How many blocks of `kernel` fit on the whole GPU at once (SMs x blocks per SM), asked once
+// per kernel, block size, shared memory and device.
+template <typename Kernel>
+unsigned resident_blocks(Kernel kernel, int threads_per_block, size_t dynamic_smem = 0) {
+  return once_per_kernel<unsigned>(kernel, std::make_pair(threads_per_block, dynamic_smem), [&] {
+    int device = 0, sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_per_block, dynamic_smem));
+    return unsigned(sms) * unsigned(per_sm);
+  });
+}
+
+// Enough blocks to cover n once (each takes `per_block` elements per iteration), never more
+// than fit on the GPU at once (`resident`), at least one.
+inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
+  return unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
+}
+
+// A cudaLaunchKernelEx configuration with one launch attribute, which the caller fills in
+// (cooperative below; a cluster's dimension in step 09's clusters.cuh).
+struct LaunchConfig {
+  cudaLaunchAttribute attr[1]{};
+  cudaLaunchConfig_t config{};
+  LaunchConfig(const LaunchConfig&) = delete;  // config.attrs points into this object
+  LaunchConfig& operator=(const LaunchConfig&) = delete;
+  LaunchConfig(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream) {
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = dynamic_smem;
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = 1;
+  }
+};
+
+// A cooperative launch (all blocks resident at once, or no launch) in the typed form:
+// cudaLaunchKernelEx checks the arguments against the kernel's parameters at compile time.
+// Returns the launch's error: cudaErrorCooperativeLaunchTooLarge when the grid cannot be
+// co-resident (each caller decides whether that is the user's doing or a bug).
+template <typename... Params, typename... Args>
+cudaError_t launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, size_t dynamic_smem,
+                               cudaStream_t stream, Args&&... args) {
+  LaunchConfig c(grid, block, dynamic_smem, stream);
+  c.attr[0].id = cudaLaunchAttributeCooperative;
+  c.attr[0].val.cooperative = 1;
+  return cudaLaunchKernelEx(&c.config, kernel, std::forward<Args>(args)...);
+}
+
+// The device address of a __device__ variable (an array's: of its first element).
+template <typename Symbol>
+auto symbol_address(const Symbol& symbol) {
+  void* p = nullptr;
+  CUDA_CHECK(cudaGetSymbolAddress(&p, symbol));
+  return static_cast<std::remove_all_extents_t<Symbol>*>(p);
+}
+
+}  // namespace harness
