@@ -394,17 +394,6 @@ Verdict verify_result(T got, const Reference& ref, size_t n) {
   else return verify(got, ref, n);
 }
 
-// Runs launch once on a poisoned output (all bits set: 2^32-1 for int, NaN for float), returns the result.
-template <typename T, class F>
-T run_once(F&& launch, T* d_out, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemsetAsync(d_out, 0xFF, sizeof(T), stream));
-  launch();
-  T got{};
-  CUDA_CHECK(cudaMemcpyAsync(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  return got;
-}
-
 // One contender of a comparison: CUB, the floor or a variant, verified once before timing.
 struct Contender {
   std::string step, name;
@@ -475,17 +464,6 @@ class CubSum {
   void* temp_ = nullptr;
   size_t bytes_ = 0;
 };
-
-template <typename T>
-void print_results(const char* dtype, size_t n, size_t offset, const std::string& name, const std::vector<T>& got) {
-  std::set<T> distinct(got.begin(), got.end());
-  std::printf("%-5s %11zu %3zu  %-16s results of %zu runs:", dtype, n, offset, name.c_str(), got.size());
-  for (T g : got) {
-    if constexpr (std::is_same_v<T, unsigned>) std::printf(" %u", g);
-    else std::printf(" %.9g", double(g));
-  }
-  std::printf("  -> %zu distinct\n", distinct.size());
-}
 
 // Prints `line` the first time it comes, never again: a choice a launcher makes per shape
 // (which path, which cluster size) that the result rows cannot show.
