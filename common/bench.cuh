@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kFloorThreads) floor_kernel(const uint32_t* in
 
 inline void launch_floor(const void* in, size_t n, void* out, size_t m, cudaStream_t stream) {
   if (m > n) throw std::logic_error("launch_floor: writes more than it reads");
-  static const unsigned resident = resident_blocks(floor_kernel, kFloorThreads);
+  const unsigned resident = resident_blocks(floor_kernel, kFloorThreads);
   const size_t per_block = size_t(kFloorThreads) * 16;  // elements a block reads per iteration
   const unsigned blocks = grid_for(n, per_block, resident);
   floor_kernel<<<blocks, kFloorThreads, 0, stream>>>(static_cast<const uint32_t*>(in), n, static_cast<uint32_t*>(out), m);
@@ -419,7 +419,7 @@ inline std::string check_text(const Verdict& v, bool expect_correct = true) {
 }
 
 // --check: one line per contender (the format tests/mutation.py reads: dtype n off variant check),
-// else all contenders timed in turns and reported as run_dtype does, plus the shape. `bytes`:
+// else all contenders timed in turns and reported, plus the shape. `bytes`:
 // what the problem moves; a contender that carries its own (the floor) is reported with those.
 inline void finish(const Options& opt, Bench& bench, const std::vector<Contender>& contenders, const char* dtype,
                    size_t n, size_t offset, size_t bytes, const std::string& shape = "array") {

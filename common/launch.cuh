@@ -1,5 +1,5 @@
-// The launch side of the harness: the one file in common/ that a reader of a kernel or a
-// launcher needs. It has the error checks, `Launch` (everything a launcher gets besides its
+// The launch side of the harness: the one harness file a reader of a kernel or a launcher
+// needs (steps 06-09 also use step 05's loop from vector_reads.cuh). It has the error checks, `Launch` (everything a launcher gets besides its
 // input and output), the grid size from the occupancy API, and the cooperative launch.
 // Everything else in common/ (bench.cuh, run_step.cuh: input, verification, timing, CUB, CSV)
 // sits behind run_step() in a step's main and is not required reading.
@@ -32,8 +32,8 @@ inline void check_cuda(cudaError_t err, const char* call) {
 // After every <<<>>> launch: a bad launch configuration is reported here.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
-// What a launcher gets besides its input and output. The harness fills it once per program:
-// every setting a launcher reads is here, none hides in a global.
+// What a launcher gets besides its input and output, filled by the harness from the flags
+// (and the scratch per problem): every setting of the command line a launcher reads is here.
 struct Launch {
   cudaStream_t stream = nullptr;
   void* scratch = nullptr;  // device memory for per-block partials: n/32 x 8 bytes + 1 MiB

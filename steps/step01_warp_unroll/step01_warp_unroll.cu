@@ -4,7 +4,7 @@
 //   volatile  the pre-Volta idiom: right answers today, but a data race (racecheck sees it).
 //   syncwarp  __syncwarp() between every read and write: correct and race-free.
 // docs/01_warp_unroll.md and docs/racecheck.md tell the story; scripts/sanitize.sh shows it.
-#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 
 constexpr int kThreads = 256;  // threads per block; a power of two, at least 64

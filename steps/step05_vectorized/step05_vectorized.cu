@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 
 namespace cg = cooperative_groups;

@@ -32,7 +32,7 @@
 #include <type_traits>
 
 #include "forced_grid.cuh"
-#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 #include "packed_slots.cuh"
 #include "vector_reads.cuh"

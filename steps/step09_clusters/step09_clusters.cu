@@ -29,7 +29,7 @@
 #include <type_traits>
 
 #include "clusters.cuh"
-#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 #include "vector_reads.cuh"
 

@@ -12,7 +12,7 @@
 //   make ex01 && ./ex01 --check --n 2^16           the sum (right already: that is the trap)
 //   compute-sanitizer --tool racecheck ./ex01 --check --n 2^16    the hazards
 //   bash ../scripts/check_exercise.sh 01           the checker: sizes, offsets, racecheck
-#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 
 constexpr int kThreads = 256;  // threads per block; a power of two, at least 64

@@ -10,7 +10,7 @@
 //
 //   make ex02 && ./ex02 --check --n 1000,2^20 --dtype all
 //   bash ../scripts/check_exercise.sh 02
-#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 
 constexpr int kThreads = 256;                // threads per block; a multiple of 32

@@ -17,7 +17,7 @@
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 
-#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 
 namespace cg = cooperative_groups;

@@ -30,7 +30,7 @@
 #include <cstring>
 #include <vector>
 
-#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the one harness header to read
+#include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 
 namespace cg = cooperative_groups;
