@@ -1,4 +1,4 @@
-// The program around step 08's variants: the flags and --help (program_front.hpp), the K
+// The program around step 08's variants: the flags and --help (parse_program, common/run_step.cuh), the K
 // GPUs, peer access, NCCL where a variant uses it; then the step makes its launchers (and its
 // cross-GPU barrier), and the harness runs the barrier's reuse test, the cost lines, and every
 // dtype, size and offset (multi_gpu_runner.cuh), frees what was made and gives the exit code.

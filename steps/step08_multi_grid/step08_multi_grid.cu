@@ -25,7 +25,7 @@
 // of those times), CUB on every shard at once (no combine) and the plain read on all K GPUs
 // at once (x_floor). Also measured: the empty fork/join, the cross-GPU barrier's latency,
 // NCCL's all-reduce of one value, and the peer bandwidth. The program around the variants
-// (GPUs, peer access, costs, rows) is common/multi_gpu_step.cuh.
+// (GPUs, peer access, costs, rows) is multi_gpu_step.cuh in this folder.
 //
 // One process per GPU (NCCL only, variant nccl_mp): step08_nccl_ranks.cu.
 #include <cuda/atomic>
@@ -285,7 +285,7 @@ static const std::vector<harness::MultiGpuVariantName> kVariants = {
                  "ncclLsaBarrierSession (no multicast)", harness::kUsesNcclLsa, true, /*in_all=*/false},
 };
 
-// The harness (common/multi_gpu_step.cuh) parses the flags, opens the GPUs, sets up what the
+// The harness (multi_gpu_step.cuh, this folder) parses the flags, opens the GPUs, sets up what the
 // chosen variants use, then asks for the launchers and runs the chosen ones.
 int main(int argc, char** argv) {
   const char* intro = "sum one array split over K GPUs (one cooperative grid per GPU), verify it, time it.\n"
