@@ -266,6 +266,13 @@ class Problem {
   virtual Case make_case(const std::string& dtype, size_t n, size_t shape, size_t offset, const Launch& ctx) = 0;
 
  protected:
+  Problem() = default;
+  // A problem named `problem` whose variants (anything with .name and .about) --help lists as they are.
+  template <class V>
+  Problem(std::string problem, std::string about, const std::vector<V>& variants) : names{std::move(problem), std::move(about), {}} {
+    for (const auto& v : variants) names.variants.push_back({v.name, v.about});
+  }
+
   // The variant called `name` if it runs (run_problems leaves only the chosen in `names`), else nullptr.
   const VariantName* chosen_name(const std::string& name) const {
     for (const auto& v : names.variants)

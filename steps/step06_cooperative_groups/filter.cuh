@@ -166,11 +166,9 @@ class CubSelect {
 // expected list is made once per size and rate (the same for every offset).
 class Filter : public Problem {
  public:
-  explicit Filter(std::vector<FilterVariant> variants) : variants_(std::move(variants)) {
-    names.problem = "filter";
-    names.about = "keep the elements below a threshold (stream compaction); --pass-rate percent of them";
-    for (const auto& v : variants_) names.variants.push_back({v.name, v.about});
-  }
+  explicit Filter(std::vector<FilterVariant> variants)
+      : Problem("filter", "keep the elements below a threshold (stream compaction); --pass-rate percent of them", variants),
+        variants_(std::move(variants)) {}
   ~Filter() override {
     cudaFree(in_);
     cudaFree(out_);
@@ -197,8 +195,8 @@ class Filter : public Problem {
   template <typename T>
   Case make(size_t n, double rate, size_t offset, const Launch& ctx) {
     const Keep<T> keep = Keep<T>::for_rate(rate);
-    const std::string key = std::to_string(sizeof(T) + std::is_integral_v<T>) + " " + std::to_string(n) + " " + std::to_string(rate);
-    if (key != expected_key_) expected_ = expected_kept<T>(opt_.seed, n, keep), expected_key_ = key;
+    const std::tuple<bool, size_t, double> key{std::is_integral_v<T>, n, rate};
+    if (key != expected_for_) expected_ = expected_kept<T>(opt_.seed, n, keep), expected_for_ = key;
     const cudaStream_t s = ctx.stream;
     const T* in = place_input<T>(in_, n, offset, opt_.seed, s);
     T* out = static_cast<T*>(out_);
@@ -234,7 +232,7 @@ class Filter : public Problem {
   void *in_ = nullptr, *out_ = nullptr;
   unsigned long long* count_ = nullptr;
   std::vector<uint32_t> expected_;
-  std::string expected_key_;
+  std::tuple<bool, size_t, double> expected_for_{false, 0, 0};  // the dtype, n and rate of expected_ (n = 0: none yet)
   GpuSort sorter_;
   CubSelect<unsigned> cub_int_;
   CubSelect<float> cub_float_;

@@ -259,11 +259,10 @@ struct NormalizeVariant : TypedLauncher<NormalizeLauncher> {
 // scratch for the variants; max|x|'s key made once per size and dtype (the same for every offset).
 class Normalize : public Problem {
  public:
-  explicit Normalize(std::vector<NormalizeVariant> variants) : variants_(std::move(variants)) {
-    names.problem = "normalize";
-    names.about = "scale an array to [-1, 1] by its max |x| (float output), every element verified exactly";
-    for (const auto& v : variants_) names.variants.push_back({v.name, v.about});
-  }
+  explicit Normalize(std::vector<NormalizeVariant> variants)
+      : Problem("normalize", "scale an array to [-1, 1] by its max |x| (float output), every element verified exactly",
+                variants),
+        variants_(std::move(variants)) {}
   ~Normalize() override {
     cudaFree(in_);
     cudaFree(out_);
@@ -289,8 +288,8 @@ class Normalize : public Problem {
   Case make(size_t n, size_t offset, Launch ctx) {
     ctx.scratch = scratch_;
     ctx.scratch_bytes = kScratchBytes;
-    const std::string key_of = std::to_string(std::is_integral_v<T>) + " " + std::to_string(n);
-    if (key_of != key_for_) key_ = reference_max_key<T>(seed_, n), key_for_ = key_of;
+    const std::pair<bool, size_t> key_for{std::is_integral_v<T>, n};
+    if (key_for != key_for_) key_ = reference_max_key<T>(seed_, n), key_for_ = key_for;
     const cudaStream_t s = ctx.stream;
     // Input and output both start `offset` elements past a 256-byte boundary, 256 bytes
     // after the start of their buffers: aligned alike, so the 16-byte paths are the ones tested.
@@ -324,7 +323,7 @@ class Normalize : public Problem {
   std::vector<NormalizeVariant> variants_;
   uint64_t seed_ = 0;
   unsigned key_ = 0;
-  std::string key_for_;
+  std::pair<bool, size_t> key_for_{false, 0};  // the dtype and n of key_ (n = 0: none yet)
   void *in_ = nullptr, *out_ = nullptr, *scratch_ = nullptr;
   CubMaxAbsNormalize<unsigned> cub_int_;
   CubMaxAbsNormalize<float> cub_float_;
