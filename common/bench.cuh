@@ -1,7 +1,6 @@
-// NOT REQUIRED READING. The measuring half of the harness, behind run_step (run_step.cuh):
-// the GPU's name and peak, the input with its guards, the L2 flush, the floor kernel, the
-// timing protocol, CUB's sum, the result line and the CSV row. A step never calls these
-// itself; the programs that time one thing their own way (the cost probes, step 08) do.
+// NOT REQUIRED READING. The measuring half of run_step (run_step.cuh): the GPU's peak, the
+// guarded input, the L2 flush, the floor kernel, the timing protocol, CUB's sum, the result
+// line and the CSV row. Steps never call these; the cost probes and step 08 do.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -78,8 +77,7 @@ __global__ void flush_l2_kernel(const int4* buf, size_t count, int* sink) {
   if (acc == 0x7fffffff) *sink = acc;  // never true (buffer is zero); keeps the loads alive
 }
 
-// One GPU's flush buffer (allocated on the current GPU, zeroed) and its launch. Not RAII: the
-// multi-GPU code frees each GPU's buffer with that GPU current.
+// One GPU's flush buffer and its launch. Not RAII: step 08 frees each with its GPU current.
 struct L2Flush {
   int4* buf = nullptr;
   size_t count = 0;  // int4s: twice the L2
@@ -102,14 +100,12 @@ struct L2Flush {
 
 // The floor: the least data movement a problem needs, and nothing else. It reads in[0..n)
 // and writes out[0..m) (m <= n): m = 0 for a sum, the row sums of a segmented sum, the kept
-// elements of a filter, m = n where the output is as large as the input (a copy). 16-byte
-// loads and stores, four loads in flight per thread, scalar accesses for the unaligned ends;
-// both sides coalesced. Its time is the cost of touching the data, launch and DRAM latency
-// included: no solution of the problem can take less. What it writes are elements it read,
-// in order (a copy of in[0..m) where in and out are 16-byte aligned alike; else shifted by up
-// to three places, since only the bytes moved matter). The loads it does not store are folded
-// into an XOR whose store is never taken (it would need the magic value and thread 2^31-1):
-// that keeps them alive. out: room for m elements, at least one.
+// elements of a filter, m = n for a copy. 16-byte loads and stores, four loads in flight per
+// thread, scalar accesses for the unaligned ends. Its time is the cost of touching the data,
+// launch and DRAM latency included: no solution of the problem can take less. It writes
+// elements it read, in order (shifted by up to three places where in and out are aligned
+// differently: only the bytes moved matter); the loads it does not store fold into an XOR
+// whose store is never taken, which keeps them alive. out: room for m elements, at least one.
 constexpr int kFloorThreads = 1024;
 __global__ void __launch_bounds__(kFloorThreads) floor_kernel(const uint32_t* in, size_t n, uint32_t* out, size_t m) {
   // elements before the first 16-byte boundary of a pointer, at most `count`
@@ -180,8 +176,7 @@ inline bool event_done(cudaEvent_t e) {
   return true;
 }
 
-// The time columns of a result: the median (one more digit with a batch, which resolves far
-// below 0.1 us) and the spread over the reps, "min-max" ("-": not measured).
+// The time columns: the median (more digits with a batch) and "min-max" ("-": not measured).
 inline int ms_decimals(int batch) { return batch > 1 ? 6 : 4; }
 inline int spread_width(int batch) { return 2 * (ms_decimals(batch) + 2) + 1; }
 inline std::string spread_text(const Timing& t) {
@@ -198,35 +193,26 @@ inline void set_timing(CsvRow& row, const Timing& t) {
   row.batch = t.batch;
 }
 
-// --csv FILE must be new, empty, or start with this schema's header: rows of two schemas in
-// one file would not load (plots/migrate_csv.py converts an old file).
-inline void require_csv_schema(const std::string& path) {
-  std::ifstream probe(path);
+// --csv FILE, opened to append (not opened when empty): a new or empty file gets `header`; one
+// that starts with another header is an error, as rows of two schemas in one file would not
+// load (plots/migrate_csv.py converts an older results CSV).
+inline std::ofstream open_csv(const std::string& path, const std::string& header) {
+  std::ofstream out;
+  if (path.empty()) return out;
+  std::ifstream old(path);
   std::string first;
-  if (probe.good() && std::getline(probe, first) && !first.empty() && first != csv_header())
-    throw UsageError("--csv: " + path + " starts with another header (an older schema?); convert it with "
-                     "plots/migrate_csv.py or give a new file");
+  const bool fresh = !(old.good() && std::getline(old, first) && !first.empty());
+  if (!fresh && first != header)
+    throw UsageError("--csv: " + path + " starts with another header (another schema); give a new file or convert "
+                     "it with plots/migrate_csv.py");
+  out.open(path, std::ios::app);
+  if (!out) throw std::runtime_error("--csv: cannot open " + path + " for appending");
+  if (fresh) out << header << "\n";
+  return out;
 }
+inline void append_csv(const std::string& path, const CsvRow& row) { open_csv(path, csv_header()) << csv_row(row) << "\n"; }
 
-// Appends one row, and the header first to a new or empty file.
-inline void append_csv(const std::string& path, const CsvRow& row) {
-  require_csv_schema(path);
-  std::ifstream probe(path);
-  const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
-  std::ofstream csv(path, std::ios::app);
-  if (!csv) throw std::runtime_error("--csv: cannot open " + path + " for appending");
-  if (fresh) csv << csv_header() << "\n";
-  csv << csv_row(row) << "\n";
-}
-
-
-// Microseconds of host time since t0 (how long the host took to queue something).
-inline double host_us_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// One --check line: the format tests/mutation.py reads (dtype n off variant check), and the
-// shape in brackets where there is one ("" for the plain array sum).
+// One --check line: what tests/mutation.py reads (dtype n off variant check), then [shape].
 inline void print_check_line(const char* dtype, size_t n, size_t offset, const std::string& name,
                              const std::string& check, const std::string& shape) {
   std::printf("%-5s %11zu %3zu  %-16s %s%s\n", dtype, n, offset, name.c_str(), check.c_str(),
@@ -263,9 +249,8 @@ double timed_batch(cudaStream_t s, cudaEvent_t start, cudaEvent_t stop, int batc
 }
 
 // The times (ms) of `reps` runs of `launch`, each between its own pair of events on stream
-// `s` (timed_batch with one launch, no hold); `before` is queued ahead of each start event (a
-// flush, a line-up) and not timed. For programs that time one thing their own way
-// (grid_sync_cost, one rank of step 08).
+// `s`; `before` (a flush, a line-up) is queued ahead of each and not timed. For the programs
+// that time one thing their own way (the cost probes, one rank of step 08).
 template <class Launch, class Before>
 std::vector<double> event_pair_times(int reps, cudaStream_t s, Launch&& launch, Before&& before) {
   cudaEvent_t start, stop;
@@ -309,8 +294,7 @@ std::vector<Timing> time_in_turns(const Options& opt, size_t contenders, int bat
 
 class Bench {
  public:
-  Bench(const Options& opt, const DeviceInfo& dev, const std::string& step) : opt_(opt), dev_(dev), step_(step) {
-    if (!opt.csv.empty()) require_csv_schema(opt.csv);  // before anything is measured
+  Bench(const Options& opt, const DeviceInfo& dev) : opt_(opt), dev_(dev), csv_(open_csv(opt.csv, csv_header())) {
     CUDA_CHECK(cudaStreamCreate(&stream_));
     flush_.allocate(dev);
   }
@@ -320,27 +304,20 @@ class Bench {
   }
   cudaStream_t stream() const { return stream_; }
 
-  // Median, min and max per launch over reps of each launch function (see Timing). The
-  // functions take turns within every rep (CUB, variant 1, variant 2, ...), so a slow moment of
-  // the GPU hits them all alike. A timed run is what lies between one pair of events, and
-  // before each a flush empties L2 of the input.
-  // --batch 1 (default): a run is one launch (and a memset where the algorithm needs one).
-  // An event pair resolves about 0.5 us, too coarse for smaller differences.
-  // --batch B: a run is B such launches back to back, and the rep counts its time / B. Nothing
-  // runs between them, no flush either, so only the first finds L2 flushed: this measures the
-  // launch-bound small-n regime, where sub-microsecond differences decide, not DRAM reads.
+  // Each launch function's Timing, the functions taking turns (time_in_turns). A timed run is
+  // what lies between one pair of events, after a flush of L2. --batch 1 (default): one launch
+  // (and a memset where the algorithm needs one); an event pair resolves about 0.5 us.
+  // --batch B: B launches back to back, no flush between them, time / B: the launch-bound
+  // small-n regime, where sub-microsecond differences decide.
   std::vector<Timing> time(const std::vector<std::function<void()>>& launches) {
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
     const int batch = opt_.batch;
-    // A batch is queued behind a spin kernel that holds the stream until the host is done: 20 us
-    // per launch at first, twice that for this contender whenever its clock started too early
-    // (timed_batch). A single launch needs no hold.
+    // A batch waits behind a spin of 20 us per launch, doubled when too short (timed_batch).
     std::vector<uint64_t> hold_ns(launches.size(), batch > 1 ? uint64_t(20000) * uint64_t(batch) : 0);
-    // One timed run of contender i after the flush: its time, or -1 (timed_batch). Waiting for
-    // each run means the next run's launches are queued while its flush runs, so the time the
-    // host takes to launch never shows between the events.
+    // One timed run of contender i after the flush: its time, or -1 (timed_batch). The next
+    // run is queued while this one's flush runs, so host launch time never shows in it.
     auto timed_run = [&](size_t i) -> double {
       flush_.run(stream_);
       return timed_batch(stream_, start, stop, batch, hold_ns[i], launches[i]);
@@ -358,10 +335,8 @@ class Bench {
     return result;
   }
 
-  // One result line, and one CSV row with --csv. cub_ms and floor_ms come from the same run.
-  // `bytes` is what this row must move (the problem's reads, and writes where it writes; the
-  // floor's own, which are the same by design);
-  // `shape` names a problem other than array -> one sum ("cols=16"), and is then printed too.
+  // One result line, and one CSV row with --csv; cub_ms and floor_ms from the same run. `bytes`:
+  // what this row must move; `shape`: a problem other than an array sum ("cols=16"), printed.
   void report(const std::string& step, const std::string& variant, const char* dtype, size_t n, size_t offset,
               size_t bytes, const Timing& t, double cub_ms, double floor_ms, const std::string& check, bool ok,
               const std::string& shape = "array") {
@@ -377,13 +352,13 @@ class Bench {
                 variant.c_str(), ms_decimals(t.batch), row.ms, spread_width(t.batch), spread_text(t).c_str(), row.gbps,
                 row.pct_peak, row.x_cub, row.x_floor, shape == "array" ? "" : ("[" + shape + "] ").c_str(),
                 check.c_str());
-    if (!opt_.csv.empty()) append_csv(opt_.csv, row);
+    if (csv_.is_open()) csv_ << csv_row(row) << std::endl;
   }
 
  private:
   const Options& opt_;
   const DeviceInfo& dev_;
-  std::string step_;
+  std::ofstream csv_;
   cudaStream_t stream_{};
   L2Flush flush_;
 };
@@ -404,9 +379,8 @@ struct Contender {
   bool row = true;   // false: timed for a derived figure only (step 08's CUB on each shard alone)
 };
 
-// The floor as a contender: reads the n input elements, writes m of the output (see
-// floor_kernel). `name` says what that is ("read", "read_write", "copy"); its GB/s counts the
-// (n + m) x 4 bytes it moves, its x floor is 1.
+// The floor as a contender: reads n elements, writes m (floor_kernel); `name`: "read",
+// "read_write", "copy"; its GB/s counts the (n + m) x 4 bytes it moves.
 inline Contender floor_contender(const std::string& name, const void* in, size_t n, void* out, size_t m,
                                  cudaStream_t s) {
   return {"floor", name, [=] { launch_floor(in, n, out, m, s); },
@@ -418,9 +392,8 @@ inline std::string check_text(const Verdict& v, bool expect_correct = true) {
   return expect_correct ? "FAILED " + v.detail : "WRONG, as this variant demonstrates: " + v.detail;
 }
 
-// --check: one line per contender (the format tests/mutation.py reads: dtype n off variant check),
-// else all contenders timed in turns and reported, plus the shape. `bytes`:
-// what the problem moves; a contender that carries its own (the floor) is reported with those.
+// --check: one line per contender, else all timed in turns and reported. `bytes`: what the
+// problem moves; a contender that carries its own (the floor) is reported with those.
 inline void finish(const Options& opt, Bench& bench, const std::vector<Contender>& contenders, const char* dtype,
                    size_t n, size_t offset, size_t bytes, const std::string& shape = "array") {
   if (opt.check_only) {
@@ -465,12 +438,10 @@ class CubSum {
   size_t bytes_ = 0;
 };
 
-// Prints `line` the first time it comes, never again: a choice a launcher makes per shape
-// (which path, which cluster size) that the result rows cannot show.
+// Prints `line` the first time only: a launcher's choice per shape that result rows cannot show.
 inline void note_once(const std::string& line) {
   static std::set<std::string> seen;
   if (seen.insert(line).second) std::printf("%s\n", line.c_str());
 }
-
 
 }  // namespace harness

@@ -18,17 +18,14 @@ struct UsageError : std::runtime_error {
 // The flags a program reads beyond the core ones (--n, --dtype, --variant, --reps, --warmup,
 // --check, --csv, --device, --seed, --offset, --repeat-results, --help), one bit each. A
 // program names its set once (parse_args, usage_text); a flag outside it is a usage error
-// (exit 2) rather than silently ignored, and its --help lists only its own flags.
+// (exit 2) rather than silently ignored, and its --help lists only its own flags. Flags of
+// one step alone live in that step's folder (step 08's --gpus: multi_gpu_flags.hpp; step 06's
+// --pass-rate: filter.cuh) and come in as `own` groups.
 enum ExtraFlags : unsigned {
-  kBatch = 1u << 0,        // --batch
-  kProblem = 1u << 1,      // --problem
-  kCols = 1u << 2,         // --cols
-  kPassRate = 1u << 3,     // --pass-rate
-  kBlocks = 1u << 4,       // --blocks
-  kGpus = 1u << 5,         // --gpus
-  kRanks = 1u << 6,        // --rank, --nranks, --id-file
-  kBarrierReps = 1u << 7,  // --barrier-reps
-  kCluster = 1u << 8,      // --cluster
+  kBatch = 1u << 0,    // --batch
+  kCols = 1u << 1,     // --cols
+  kBlocks = 1u << 2,   // --blocks
+  kCluster = 1u << 3,  // --cluster
 };
 
 struct Options {
@@ -46,18 +43,9 @@ struct Options {
   int repeat_results = 0;                      // --repeat-results K: run K times, print results
   bool help = false;
   // Read only by the programs whose ExtraFlags include them:
-  std::string problem = "all";                 // --problem segmented|filter|all
   std::vector<size_t> cols{1, 4, 16, 32, 256, 4096, size_t(1) << 16};  // --cols: row lengths (segmented)
-  std::vector<double> pass_rates{0, 1, 50, 100};  // --pass-rate: percent of elements kept (filter)
   // Force the grid size of the cooperative variants (0: automatic, co-resident).
   int blocks = 0;                              // --blocks N
-  // Several GPUs: which GPUs, the one-process-per-GPU NCCL mode, the barrier test.
-  int gpus = 0;                                // --gpus K: the first K visible GPUs (0: all)
-  std::vector<int> gpu_list;                   // --gpus 1,0,3: these GPUs, in this order
-  int rank = -1;                               // --rank R: this process is rank R (-1: one process)
-  int nranks = 0;                              // --nranks K: of K processes
-  std::string id_file;                         // --id-file PATH: where rank 0 leaves the NCCL id
-  int barrier_reps = 1000;                     // --barrier-reps B: barriers per test/latency kernel
   // Force the cluster size of the cluster variants (0: each variant's own).
   int cluster = 0;                             // --cluster C
 };
@@ -139,23 +127,8 @@ inline int parse_int(const std::string& text, const std::string& flag, int lo, i
   return int(v);
 }
 
-// A percentage from 0 to 100, decimals allowed: "50", "0.5".
-inline double parse_percent(const std::string& text, const std::string& flag) {
-  size_t used = 0;
-  double v = -1;
-  try {
-    if (!text.empty() && text[0] >= '0' && text[0] <= '9') v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !(v >= 0 && v <= 100))
-    throw UsageError(flag + ": expected a percentage from 0 to 100 (got '" + text + "')");
-  return v;
-}
-
-// Walks the command line: calls on_flag(flag, take) for every flag, where take() returns
-// the flag's value ("--n 4M" or "--n=4M") or throws "FLAG: missing value". Shared by every
-// program's own flags (parse_args below, grid_sync_cost's).
+// Calls on_flag(flag, take) for every flag; take() returns its value ("--n 4M" or "--n=4M")
+// or throws "FLAG: missing value".
 template <class OnFlag>
 void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
   for (int i = 1; i < argc; ++i) {
@@ -179,15 +152,16 @@ void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
 // ---- flag groups ------------------------------------------------------------------------------
 // Each group of flags in one place: its names, its lines of --help, how each flag's value is
 // parsed, and, for a group whose flags only make sense together, a check once the whole
-// command line is read. A program reads the core group and the groups its ExtraFlags name.
+// command line is read. A program reads the core group, the groups its ExtraFlags name and
+// its `own` groups (whose parse may write into the program's own options).
 using TakeValue = std::function<std::string()>;
 
 struct FlagGroup {
-  unsigned bit;  // its ExtraFlags bit; 0 for the core, which every program reads
+  unsigned bit;  // its ExtraFlags bit; 0 for the core and a program's own, which are always read
   std::vector<std::string> flags;
   const char* help;
-  void (*parse)(const std::string& flag, const TakeValue& take, Options& o);
-  void (*check)(Options& o);  // nullptr: nothing to check across the group's flags
+  std::function<void(const std::string& flag, const TakeValue& take, Options& o)> parse;
+  std::function<void(Options& o)> check;  // empty: nothing to check across the group's flags
 };
 
 inline void parse_core_flag(const std::string& flag, const TakeValue& take, Options& o) {
@@ -225,78 +199,22 @@ inline void parse_core_flag(const std::string& flag, const TakeValue& take, Opti
   }
 }
 
-// The whole batch is queued before the clock starts: at most 1000 launches (and their memsets)
-// wait in the stream at once.
+// The batch is queued before the clock starts: at most 1000 launches wait in the stream.
 inline void parse_batch_flag(const std::string&, const TakeValue& take, Options& o) {
   o.batch = parse_int(take(), "--batch", 1, 1000);
-}
-
-inline void parse_problem_flag(const std::string&, const TakeValue& take, Options& o) {
-  o.problem = take();
-  if (o.problem != "segmented" && o.problem != "filter" && o.problem != "normalize" && o.problem != "all")
-    throw UsageError("--problem: expected segmented, filter, normalize or all (got '" + o.problem + "')");
 }
 
 inline void parse_cols_flag(const std::string&, const TakeValue& take, Options& o) {
   o.cols = parse_counts(take(), "--cols");
 }
 
-inline void parse_pass_rate_flag(const std::string&, const TakeValue& take, Options& o) {
-  o.pass_rates.clear();
-  for (const auto& s : split_commas(take())) o.pass_rates.push_back(parse_percent(s, "--pass-rate"));
-}
-
-// Above what any GPU holds at once (32 blocks per SM x ~150 SMs is under 5,000), and small
-// enough that two partials per block fit in the harness's 1 MiB scratch.
+// Above what any GPU holds at once (32 blocks x ~150 SMs < 5,000); two partials per block
+// still fit in the 1 MiB scratch.
 inline void parse_blocks_flag(const std::string&, const TakeValue& take, Options& o) {
   o.blocks = parse_int(take(), "--blocks", 1, 65536);
 }
 
-// One number is a count (the first K visible GPUs); a comma list names the GPUs.
-inline void parse_gpus_flag(const std::string&, const TakeValue& take, Options& o) {
-  const std::string v = take();
-  o.gpu_list.clear();
-  if (v.find(',') == std::string::npos) {
-    o.gpus = parse_int(v, "--gpus", 1, 1024);
-    return;
-  }
-  for (const auto& s : split_commas(v)) {
-    const int d = parse_int(s, "--gpus", 0, 1023);
-    for (int seen : o.gpu_list)
-      if (seen == d) throw UsageError("--gpus: GPU " + s + " is named twice (got '" + v + "')");
-    o.gpu_list.push_back(d);
-  }
-  o.gpus = int(o.gpu_list.size());
-}
-
-inline void parse_rank_flag(const std::string& flag, const TakeValue& take, Options& o) {
-  if (flag == "--rank") {
-    o.rank = parse_int(take(), "--rank", 0, 1023);
-  } else if (flag == "--nranks") {
-    o.nranks = parse_int(take(), "--nranks", 1, 1024);
-  } else {
-    o.id_file = take();
-    if (o.id_file.empty()) throw UsageError("--id-file: empty file name");
-  }
-}
-
-// The one-process-per-GPU mode needs all three of --rank, --nranks and --id-file.
-inline void check_rank_flags(Options& o) {
-  if (o.rank < 0 && o.nranks == 0 && o.id_file.empty()) return;
-  if (o.rank < 0) throw UsageError("--rank: missing (--nranks and --id-file need --rank R)");
-  if (o.nranks == 0) throw UsageError("--nranks: missing (--rank needs --nranks K)");
-  if (o.id_file.empty()) throw UsageError("--id-file: missing (--rank needs --id-file PATH)");
-  if (o.rank >= o.nranks)
-    throw UsageError("--rank: " + std::to_string(o.rank) + " is not below --nranks " + std::to_string(o.nranks));
-  if (o.gpus > 0) throw UsageError("--gpus: not with --rank (each process uses one GPU: --device)");
-}
-
-inline void parse_barrier_reps_flag(const std::string&, const TakeValue& take, Options& o) {
-  o.barrier_reps = parse_int(take(), "--barrier-reps", 1, 1000000);
-}
-
-// Up to 64: past what any GPU allows (8 portable, 16 with the non-portable opt-in), so that a
-// reader can see the launch refuse a cluster that cannot fit.
+// Up to 64, past what any GPU allows (8 portable, 16 opted in): a reader can see the refusal.
 inline void parse_cluster_flag(const std::string&, const TakeValue& take, Options& o) {
   o.cluster = parse_int(take(), "--cluster", 1, 64);
 }
@@ -325,27 +243,14 @@ inline const std::vector<FlagGroup>& flag_groups() {
        "                        about 0.5 us). L2 is flushed before each batch, not between its launches:\n"
        "                        this measures the launch-bound small-n regime\n",
        parse_batch_flag, nullptr},
-      {kProblem, {"--problem"}, "  --problem P           which problem: one of those listed above, or all (default all)\n",
-       parse_problem_flag, nullptr},
       {kCols, {"--cols"},
        "  --cols C[,C...]       row lengths; rows = max(1, n / C), so n becomes rows x C\n"
        "                        (default 1,4,16,32,256,4096,2^16)\n",
        parse_cols_flag, nullptr},
-      {kPassRate, {"--pass-rate"}, "  --pass-rate P[,P...]  percent of the elements kept (default 0,1,50,100)\n",
-       parse_pass_rate_flag, nullptr},
       {kBlocks, {"--blocks"},
        "  --blocks N            grid size of the cooperative variants (default: co-resident, capped by n);\n"
        "                        more than fit at once fails with exit 2\n",
        parse_blocks_flag, nullptr},
-      {kGpus, {"--gpus"}, "  --gpus K|D,D...       the first K visible GPUs, or these GPUs (default: all visible)\n",
-       parse_gpus_flag, nullptr},
-      {kRanks, {"--rank", "--nranks", "--id-file"},
-       "  --rank R --nranks K --id-file PATH\n"
-       "                        one process per GPU (NCCL); rank 0 writes the NCCL id to PATH\n",
-       parse_rank_flag, check_rank_flags},
-      {kBarrierReps, {"--barrier-reps"},
-       "  --barrier-reps B      barriers in the reuse test and the latency kernel (default 1000)\n",
-       parse_barrier_reps_flag, nullptr},
       {kCluster, {"--cluster"},
        "  --cluster C           blocks per cluster of the cluster variants (default: each variant's own);\n"
        "                        a size the GPU cannot launch fails with exit 2\n",
@@ -354,11 +259,12 @@ inline const std::vector<FlagGroup>& flag_groups() {
   return groups;
 }
 
-// The group that a flag belongs to, or nullptr for a flag no program knows.
-inline const FlagGroup* group_of(const std::string& flag) {
-  for (const auto& g : flag_groups())
-    for (const auto& f : g.flags)
-      if (f == flag) return &g;
+// The group that a flag belongs to (among the shared groups and `own`), or nullptr.
+inline const FlagGroup* group_of(const std::string& flag, const std::vector<FlagGroup>& own = {}) {
+  for (const auto* list : {&flag_groups(), &own})
+    for (const auto& g : *list)
+      for (const auto& f : g.flags)
+        if (f == flag) return &g;
   return nullptr;
 }
 
@@ -368,25 +274,28 @@ inline unsigned extra_flag_of(const std::string& flag) {
   return g ? g->bit : 0;
 }
 
-// `reads`: the program's ExtraFlags (steps 00-05 read --batch only).
-inline Options parse_args(int argc, const char* const* argv, unsigned reads = kBatch) {
+// `reads`: the program's ExtraFlags (steps 00-05 read --batch only); `own`: its own groups.
+inline Options parse_args(int argc, const char* const* argv, unsigned reads = kBatch,
+                          const std::vector<FlagGroup>& own = {}) {
   Options o;
   scan_flags(argc, argv, [&](const std::string& flag, auto& take) {
-    const FlagGroup* g = group_of(flag);
+    const FlagGroup* g = group_of(flag, own);
     if (!g) throw UsageError(flag + ": unknown flag (see --help)");
     if (g->bit && !(reads & g->bit)) throw UsageError(flag + ": not a flag of this program (see --help)");
     g->parse(flag, TakeValue(take), o);
   });
-  for (const auto& g : flag_groups())
-    if (g.check && (g.bit == 0 || (reads & g.bit))) g.check(o);
+  for (const auto* list : {&flag_groups(), &own})
+    for (const auto& g : *list)
+      if (g.check && (g.bit == 0 || (reads & g.bit))) g.check(o);
   return o;
 }
 
-// The --help text of a program that reads the core flags and `reads` (its ExtraFlags).
-inline std::string usage_text(unsigned reads = kBatch) {
+// The --help text of a program that reads the core flags, `reads` (its ExtraFlags) and `own`.
+inline std::string usage_text(unsigned reads = kBatch, const std::vector<FlagGroup>& own = {}) {
   std::string text = "Options:\n";
-  for (const auto& g : flag_groups())
-    if (g.bit == 0 || (reads & g.bit)) text += g.help;
+  for (const auto* list : {&flag_groups(), &own})
+    for (const auto& g : *list)
+      if (g.bit == 0 || (reads & g.bit)) text += g.help;
   text +=
       "  --help                this text\n"
       "A flag not listed here is an error (exit 2).\n"

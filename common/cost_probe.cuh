@@ -25,22 +25,12 @@ struct ProbeOptions {
 // line and exit 77 without it) and its CSV header (whose first two columns are device,cuda).
 struct Probe { const char* name; int reps; Requirement needs; const char* csv_header; };
 
-// --csv FILE: a new or empty file gets the header, an existing one must start with it (checked
-// here, before anything is measured: one schema per file). row(f...) appends "device,cuda,f...",
-// the device's commas made spaces. Without a file, row() does nothing.
+// --csv FILE (open_csv, bench.cuh): row(f...) appends "device,cuda,f..."; without a file, nothing.
 class ProbeCsv {
  public:
-  ProbeCsv(const std::string& path, const char* header, const DeviceInfo& dev) : device_(dev.name), cuda_(dev.cuda) {
+  ProbeCsv(const std::string& path, const char* header, const DeviceInfo& dev)
+      : device_(dev.name), cuda_(dev.cuda), out_(open_csv(path, header)) {
     std::replace(device_.begin(), device_.end(), ',', ' ');
-    if (path.empty()) return;
-    std::ifstream old(path);
-    std::string first;
-    const bool fresh = !(old.good() && std::getline(old, first) && !first.empty());
-    if (!fresh && first != header)
-      throw UsageError("--csv: " + path + " starts with another header; give a new file");
-    out_.open(path, std::ios::app);
-    if (!out_) throw std::runtime_error("--csv: cannot open " + path + " for appending");
-    if (fresh) out_ << header << "\n";
   }
   template <class... Fields>
   void row(const Fields&... fields) {
@@ -118,38 +108,6 @@ int probe_main(int argc, char** argv, const Probe& p, const char* about, const s
     CUDA_CHECK(cudaStreamDestroy(s));
     return 0;
   });
-}
-
-// The median and min-max of some reps, and their table cell "median (min-max)".
-struct Stat { double median, min, max; };
-inline Stat stat_of(const std::vector<double>& v) {
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return {median_of(v), *lo, *hi};
-}
-inline std::string cell_of(const Stat& s, int digits) {
-  char cell[80];
-  std::snprintf(cell, sizeof cell, "%.*f (%.*f-%.*f)", digits, s.median, digits, s.min, digits, s.max);
-  return cell;
-}
-
-// us per launch, of `reps` batches (after an untimed one) of `batch` launches between one pair of
-// events: a launch takes about a microsecond, an event pair resolves about 0.5 us. The batch is
-// held behind a spin kernel until the host has queued it (timed_batch: 10 us per launch at
-// first, doubled whenever the GPU got there first, and the batch run again).
-template <class F>
-std::vector<double> per_launch_us(int reps, int batch, cudaStream_t s, F&& launch) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  uint64_t hold_ns = uint64_t(10000) * uint64_t(batch);
-  std::vector<double> us;
-  for (int r = -1; r < reps;) {  // r = -1: a warm-up batch; r moves on only after a sound batch
-    const double ms = timed_batch(s, start, stop, batch, hold_ns, launch);
-    if (ms >= 0 && r++ >= 0) us.push_back(ms * 1e3 / batch);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  return us;
 }
 
 }  // namespace harness

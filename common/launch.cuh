@@ -1,8 +1,9 @@
 // The launch side of the harness: the one harness file a reader of a kernel or a launcher
-// needs (steps 06-09 also use step 05's loop from vector_reads.cuh). It has the error checks, `Launch` (everything a launcher gets besides its
-// input and output), the grid size from the occupancy API, and the cooperative launch.
-// Everything else in common/ (bench.cuh, run_step.cuh: input, verification, timing, CUB, CSV)
-// sits behind run_step() in a step's main and is not required reading.
+// needs (steps 06-09 also use step 05's loop from vector_reads.cuh). It has the error checks,
+// `Launch` (everything a launcher gets besides its input and output), the grid size from the
+// occupancy API, and the cooperative launch. Everything else in common/ (bench.cuh,
+// run_step.cuh: input, verification, timing, CUB, CSV) sits behind run_step() in a step's
+// main and is not required reading.
 #pragma once
 
 #include <cuda_runtime.h>

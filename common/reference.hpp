@@ -28,11 +28,9 @@ HARNESS_HD inline uint64_t mix64(uint64_t x) {  // splitmix64's finaliser
   return x ^ (x >> 31);
 }
 
-// Integers: full-range 32-bit random values, summed modulo 2^32 in unsigned arithmetic
-// (wrap-around is defined for unsigned types; signed overflow is undefined behaviour). With
-// wide values a lost, duplicated or out-of-range element changes the sum unless it is 0,
-// which happens with probability 2^-32. The kernels run with T = unsigned int; the CLI and
-// the CSV call this dtype "int".
+// Integers ("int" in the CLI and CSV; the kernels use unsigned): full-range 32-bit values,
+// summed modulo 2^32 (unsigned wrap-around is defined; signed overflow is not). A lost,
+// duplicated or out-of-range element changes the sum unless it is 0 (probability 2^-32).
 template <typename T>
 HARNESS_HD inline T input_value(uint64_t seed, size_t i);
 
@@ -65,10 +63,8 @@ struct Reference {
   double sum_squares = 0; // float: sum of x^2, gives the spread of the data for the tolerance
 };
 
-// Runs work(begin, end, w) on the host's cores over [0, count) cut into pieces, w = 0.. the
-// piece's number (fewer than kHostWorkers); one piece when there is little work (under 2^16
-// elements, each of the count items standing for `elements_each`). Every host-side
-// reference and check of the harness is spread this way.
+// Runs work(begin, end, w) over [0, count) cut into pieces w = 0.. (fewer than kHostWorkers),
+// one per host core; one piece under 2^16 elements (each item stands for `elements_each`).
 constexpr unsigned kHostWorkers = 64;
 template <class Work>
 void on_host_cores(size_t count, Work&& work, size_t elements_each = 1) {
@@ -169,10 +165,8 @@ inline Verdict verify(float got, const Reference& ref, size_t n) {
   return v;
 }
 
-// One contender's time per launch over the timed reps: the median, and the spread (min and
-// max) that says whether a difference to another contender is more than noise. batch: how
-// many launches ran back to back between one pair of events (each rep's time is the pair's
-// time / batch). min_ms = max_ms = 0: the spread was not measured.
+// One contender's time per launch over the reps: the median and the spread (min, max; both 0:
+// not measured). batch: launches between one pair of events (a rep is the pair's time / batch).
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int batch = 1;
@@ -194,13 +188,10 @@ inline Timing summarize(std::vector<double> batch_ms, int batch) {
   return {median_of(batch_ms), *lo, *hi, batch};
 }
 
-// x_cub: CUB's median time over this row's, both from the same run (higher is faster).
-// x_floor: this row's median time over the floor's (the kernel that moves what the problem moves), same run.
-// shape: what kind of problem the row measures: "array" (n elements to one sum), or the
-// extra parameter of another shape, e.g. "cols=16" for a segmented reduction.
-// ms_min, ms_max: the spread of the reps around the median ms (empty: not measured);
-// batch: launches per pair of events (1: every launch timed alone). Columns are only ever
-// appended, so a reader of the first 13 still works.
+// x_cub: CUB's median time / this row's; x_floor: this row's / the floor's; both same-run.
+// shape: "array" (n elements to one sum) or another shape's parameter ("cols=16"). ms_min,
+// ms_max: the spread (empty: not measured); batch: launches per event pair. Columns are only
+// ever appended, so a reader of the first 13 still works.
 inline const char* csv_header() {
   return "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape,ms_min,ms_max,batch";
 }

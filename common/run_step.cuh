@@ -1,10 +1,9 @@
-// NOT REQUIRED READING. The program behind a step's main(): run_step (an array summed to one
-// value) and run_problems (problems of other shapes: rows, a filter, a normalization). Both
-// parse the flags, open the GPU, print the header, then run ONE loop, run_problem, over
-// dtypes x sizes x shapes x offsets: CUB, the floor and the chosen variants, each verified on a
-// poisoned output, then timed in turns and reported (bench.cuh). A problem kind is a small
-// class (Problem) that places the input for one case, says how a run is checked and binds
-// CUB, the floor and its variants to that input.
+// NOT REQUIRED READING. The program behind a step's main(): run_step (an array sum) and
+// run_problems (rows, a filter, a normalization) parse the flags, open the GPU, print the
+// header, then run ONE loop, run_problem, over dtypes x sizes x shapes x offsets: CUB, the
+// floor and the chosen variants, each verified on a poisoned output, then timed in turns
+// (bench.cuh). A problem kind is a small class (Problem) that places one case's input, says
+// how a run is checked and binds CUB, the floor and its variants to it.
 #pragma once
 
 #include <algorithm>
@@ -29,8 +28,8 @@ struct VariantName {
   int fixed_cluster = 0;       // its cluster size is compiled in (step 09's dims_2); 0: --cluster applies
 };
 
-// A variant's launcher for both element types, made from one generic lambda: unsigned (the
-// "int" dtype, 32-bit integers summed modulo 2^32) and float. L<T> is the problem's launcher type.
+// A variant's launcher for unsigned (the "int" dtype, summed modulo 2^32) and float, made from
+// one generic lambda. L<T> is the problem's launcher type.
 template <template <typename> class L>
 struct TypedLauncher {
   L<unsigned> run_int;
@@ -83,24 +82,22 @@ inline bool chosen(const Options& opt, const VariantName& v) {
   return true;
 }
 
-// Parses the flags the program reads (`reads`, cli.hpp's ExtraFlags), checks every --variant
-// name against the problems --problem leaves, then `more(opt)`. --help prints `intro`, the
-// variants and the flags. Returns 2 after one line on stderr for a usage error, 0 after
-// --help, else -1 with `opt` filled.
+// Parses the flags the program reads (`reads`, cli.hpp's ExtraFlags, and its `own` groups),
+// checks every --variant name against the program's variants, then `more(opt)`. --help
+// prints `intro`, the variants and the flags. Returns 2 after one line on stderr for a usage
+// error, 0 after --help, else -1 with `opt` filled.
 inline int parse_program(int argc, const char* const* argv, const char* step, unsigned reads, const std::string& intro,
                          const std::vector<VariantGroup>& groups, Options& opt,
-                         const std::function<void(const Options&)>& more = {}) {
+                         const std::function<void(const Options&)>& more = {}, const std::vector<FlagGroup>& own = {}) {
   try {
-    opt = parse_args(argc, argv, reads);
+    opt = parse_args(argc, argv, reads, own);
     std::string names;
     std::set<std::string> known{"all"};
     for (const auto& g : groups)
-      if (g.problem.empty() || opt.problem == "all" || opt.problem == g.problem)
-        for (const auto& v : g.variants) known.insert(v.name), names += v.name + ", ";
+      for (const auto& v : g.variants) known.insert(v.name), names += v.name + ", ";
     for (const auto& name : opt.variants)
       if (!known.count(name) || (name == "all" && opt.variants.size() > 1))
-        throw UsageError("--variant: unknown '" + name + "'" + (opt.problem == "all" ? "" : " for --problem " + opt.problem) +
-                         " (choose from " + names + "all)");
+        throw UsageError("--variant: unknown '" + name + "' (choose from " + names + "all)");
     if (more) more(opt);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", step, e.what());
@@ -109,11 +106,10 @@ inline int parse_program(int argc, const char* const* argv, const char* step, un
   if (!opt.help) return -1;
   std::printf("%s: %s\nVariants:\n", step, intro.c_str());
   for (const auto& g : groups) {
-    if (!g.problem.empty())
-      std::printf(" %s%s: %s\n", reads & kProblem ? "--problem " : "", g.problem.c_str(), g.about.c_str());
+    if (!g.problem.empty()) std::printf(" %s: %s\n", g.problem.c_str(), g.about.c_str());
     for (const auto& v : g.variants) std::printf("  %-16s %s\n", v.name.c_str(), v.about.c_str());
   }
-  std::printf("%s", usage_text(reads).c_str());
+  std::printf("%s", usage_text(reads, own).c_str());
   return 0;
 }
 
@@ -150,8 +146,8 @@ inline int open_device(int device, const char* step) {
   return -1;
 }
 
-// A GPU feature a program needs: true, after "STEP: GPU d cannot launch WHAT; skipping.", when
-// GPU `device` exists and lacks it; the program then exits 77, like a machine without a GPU.
+// True, after "STEP: GPU d cannot launch WHAT; skipping.", when GPU `device` lacks a feature
+// the program needs; it then exits 77, like a machine without a GPU.
 inline bool lacks_feature(int device, const char* step, cudaDeviceAttr attr, const char* what) {
   int count = 0, has = 1;
   if (cudaGetDeviceCount(&count) != cudaSuccess || device >= count) return false;
@@ -175,8 +171,7 @@ inline size_t free_gpu_bytes() {
   return free_b;
 }
 
-// Throws a --n error (exit 2) when `bytes` of the current GPU's memory (plus 256 MiB of slack)
-// are not free.
+// A --n error (exit 2) when `bytes` (+ 256 MiB of slack) of the GPU's memory are not free.
 inline void require_memory(size_t bytes, const std::string& what) {
   const size_t free_b = free_gpu_bytes();
   if (bytes + (size_t(256) << 20) > free_b) {
@@ -210,26 +205,18 @@ inline void print_header(const Options& opt, const DeviceInfo& dev, const char* 
               "xCUB", "xfloor", "check");
 }
 
-// Inside a catch: the exception in flight as one line on stderr and the exit code (a
-// UsageError, e.g. a --blocks only a launch can judge: 2; anything else: 1).
-inline int exit_code_of_error(const char* step) {
+// body() returns the exit code; an error thrown on the way is one line on stderr and exit 2 for
+// a UsageError (e.g. a --blocks only a launch can judge), else 1.
+template <class Body>
+int exit_code_of(const char* step, Body&& body) {
   try {
-    throw;
+    return body();
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", step, e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", step, e.what());
     return 1;
-  }
-}
-// body() returns the exit code; an error thrown on the way becomes 2 or 1 (exit_code_of_error).
-template <class Body>
-int exit_code_of(const char* step, Body&& body) {
-  try {
-    return body();
-  } catch (...) {
-    return exit_code_of_error(step);
   }
 }
 
@@ -240,8 +227,7 @@ inline int verdict_code(const char* step, bool ok) {
 }
 
 // ---- the one loop ----------------------------------------------------------------------------
-// One case of a problem (a dtype, n, shape and offset): the input placed, what must move, how
-// one run is checked, and CUB, the floor and the chosen variants bound to this input.
+// One case of a problem (a dtype, n, shape and offset), its input placed, all bound to it.
 struct Case {
   size_t n = 0;                 // elements, as the row prints them (rows x cols for a matrix)
   std::string shape = "array";  // "cols=16", "pass=50%", "normalize": the CSV's shape column
@@ -258,8 +244,9 @@ class Problem {
   VariantGroup names;
   virtual ~Problem() = default;
   virtual size_t shape_count(const Options&) const { return 1; }
-  // The GPU memory the largest case needs (checked before the header, exit 2 when short) and
-  // what to call it in that error; then the buffers, allocated once.
+  // Flags only this problem reads (step 06's --pass-rate), parsed into the problem itself.
+  virtual std::vector<FlagGroup> own_flags() { return {}; }
+  // The GPU memory the largest case needs (exit 2 when short) and its name; then the buffers.
   virtual size_t bytes_needed(const Options& opt, std::string& what) const = 0;
   virtual void allocate(const Options& opt) = 0;
   // `ctx`: the stream and the settings of the flags; scratch is the problem's.
@@ -284,10 +271,9 @@ class Problem {
 // The largest --n.
 inline size_t max_n(const Options& opt) { return *std::max_element(opt.sizes.begin(), opt.sizes.end()); }
 
-// Every case of problem `p`: CUB and each chosen variant verified on a poisoned output (and,
-// with --repeat-results K, K more times, each verified), then (unless --check) CUB, the floor
-// and the variants timed in turns and reported. An error names the variant and the case.
-// Returns false when a result that should be right (CUB's included) was wrong.
+// Every case of problem `p`: CUB and each chosen variant verified on a poisoned output (with
+// --repeat-results K, K more times), then, unless --check, all timed in turns and reported.
+// An error names the variant and the case. False when a result that should be right was wrong.
 inline bool run_problem(const Options& opt, Bench& bench, const char* step, Problem& p, const Launch& ctx) {
   bool all_ok = true;
   for (const std::string& dtype : opt.dtypes)
@@ -333,19 +319,23 @@ inline bool run_problem(const Options& opt, Bench& bench, const char* step, Prob
   return all_ok;
 }
 
-// The whole program behind a step with several problem kinds (step 06's rows and filter,
-// step 07's normalization, step 09's rows). `reads`: the program's flags beyond the core ones
-// (cli.hpp's ExtraFlags). `needs`: a GPU feature it cannot run without (one line, exit 77).
+// The program behind a step of other problem kinds (step 06's rows and filter, step 07's
+// normalization, step 09's rows). `reads`: its ExtraFlags (cli.hpp); `needs`: a GPU feature
+// it cannot run without (one line, exit 77).
 inline int run_problems(int argc, char** argv, const char* step, const std::vector<std::shared_ptr<Problem>>& problems,
                         unsigned reads, Requirement needs = nullptr, const char* intro = nullptr) {
   std::vector<VariantGroup> groups;
-  for (const auto& p : problems) groups.push_back(p->names);
+  std::vector<FlagGroup> own;
+  for (const auto& p : problems) {
+    groups.push_back(p->names);
+    for (auto& g : p->own_flags()) own.push_back(std::move(g));
+  }
   const std::string about = intro ? intro
                                   : std::string(problems.size() > 1 ? "several problem shapes" : "a problem of its own shape") +
                                         " on the GPU, verified and timed against CUB.";
   Options opt;
-  if (int code = parse_program(argc, argv, step, reads, about, groups, opt); code >= 0) return code;
-  try {
+  if (int code = parse_program(argc, argv, step, reads, about, groups, opt, {}, own); code >= 0) return code;
+  return exit_code_of(step, [&] {
     if (needs && needs(opt.device, step)) return 77;
     if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
@@ -353,15 +343,14 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     for (const auto& p : problems) {
       std::vector<VariantName>& vs = p->names.variants;
       vs.erase(std::remove_if(vs.begin(), vs.end(), [&](const VariantName& v) { return !chosen(opt, v); }), vs.end());
-      if (p->names.problem.empty() || opt.problem == "all" || opt.problem == p->names.problem)
-        if (!vs.empty()) run.push_back(p.get());
+      if (!vs.empty()) run.push_back(p.get());
     }
     for (Problem* p : run) {  // a --n too large: one line, exit 2, before anything is printed
       std::string what;
       require_memory(p->bytes_needed(opt, what), what);
     }
     print_header(opt, dev, step);
-    Bench bench(opt, dev, step);
+    Bench bench(opt, dev);
     const Launch ctx{bench.stream(), nullptr, 0, unsigned(opt.blocks), opt.cluster};
     bool ok = true;
     for (Problem* p : run) {
@@ -369,9 +358,7 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
       ok &= run_problem(opt, bench, step, *p, ctx);
     }
     return verdict_code(step, ok);
-  } catch (...) {
-    return exit_code_of_error(step);
-  }
+  });
 }
 
 // The array sum of steps 00-05, 07 and 09: one value from n elements, CUB's DeviceReduce::Sum
@@ -442,8 +429,7 @@ class ArraySum : public Problem {
   CubSum<float> cub_float_;
 };
 
-// The whole program behind an array-sum step's main(): its variants over every dtype, size and
-// offset. `reads`, `needs`: as run_problems'.
+// The program behind an array-sum step's main(). `reads`, `needs`: as run_problems'.
 inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& variants,
                     unsigned reads = kBatch, Requirement needs = nullptr) {
   return run_problems(argc, argv, step, {std::make_shared<ArraySum>(variants)}, reads, needs,

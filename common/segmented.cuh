@@ -20,13 +20,19 @@ namespace harness {
 template <typename T>
 using SegmentedLauncher = std::function<void(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx)>;
 
+// The row lengths a variant runs on (0: no bound): rows_up_to(64) for a thread per row,
+// rows_from(256) for a cluster per row.
+struct RowLengths { size_t min_cols = 0, max_cols = 0; };
+inline RowLengths rows_up_to(size_t cols) { return {0, cols}; }
+inline RowLengths rows_from(size_t cols) { return {cols, 0}; }
+inline RowLengths rows_between(size_t lo, size_t hi) { return {lo, hi}; }
+
 struct SegmentedVariant : TypedLauncher<SegmentedLauncher> {
   std::string name, about;
-  size_t max_cols;  // run only on rows up to this long (0: any), e.g. one thread per row
-  size_t min_cols;  // run only on rows at least this long (0: any), e.g. a cluster per row
+  RowLengths runs_on;
   template <class F>
-  SegmentedVariant(std::string name_, std::string about_, F f, size_t max_cols_ = 0, size_t min_cols_ = 0)
-      : TypedLauncher(f), name(std::move(name_)), about(std::move(about_)), max_cols(max_cols_), min_cols(min_cols_) {}
+  SegmentedVariant(std::string name_, std::string about_, F f, RowLengths runs_on_ = {})
+      : TypedLauncher(f), name(std::move(name_)), about(std::move(about_)), runs_on(runs_on_) {}
 };
 
 template <typename O>
@@ -139,15 +145,17 @@ Verdict verify_rows(const std::vector<T>& got, uint64_t seed, size_t rows, size_
   return v;
 }
 
-// --problem segmented: the rows x cols matrix of every --n and --cols, its variants bound to it.
+// The segmented problem: the rows x cols matrix of every --n and --cols, its variants bound to it.
 class Segmented : public Problem {
  public:
   explicit Segmented(std::vector<SegmentedVariant> variants) : variants_(std::move(variants)) {
     names.problem = "segmented";
     names.about = "a rows x cols matrix, one sum per row; --n elements, --cols per row";
-    for (const auto& v : variants_)
-      names.variants.push_back({v.name, v.about + (v.max_cols ? " (rows up to " + std::to_string(v.max_cols) + ")" : "") +
-                                            (v.min_cols ? " (rows from " + std::to_string(v.min_cols) + ")" : "")});
+    for (const auto& v : variants_) {
+      const auto [lo, hi] = v.runs_on;
+      names.variants.push_back({v.name, v.about + (hi ? " (rows up to " + std::to_string(hi) + ")" : "") +
+                                            (lo ? " (rows from " + std::to_string(lo) + ")" : "")});
+    }
   }
   ~Segmented() override {
     cudaFree(in_);
@@ -206,7 +214,8 @@ class Segmented : public Problem {
     c.floor = floor_contender("read_write", in, total, out, rows, s);
     for (const SegmentedVariant& v : variants_) {
       const VariantName* name = chosen_name(v.name);
-      if (!name || (v.max_cols && cols > v.max_cols) || cols < v.min_cols) continue;  // see --help
+      const auto [lo, hi] = v.runs_on;
+      if (!name || (hi && cols > hi) || cols < lo) continue;  // see --help
       c.variants.push_back({name, [&v, in, rows, cols, out, ctx] { v.launcher<T>()(in, rows, cols, out, ctx); }});
     }
     return c;
@@ -218,7 +227,7 @@ class Segmented : public Problem {
   CubSegmentedSum<float> cub_float_;
 };
 
-inline std::shared_ptr<Problem> segmented_problem(const char*, std::vector<SegmentedVariant> variants) {
+inline std::shared_ptr<Problem> segmented_problem(std::vector<SegmentedVariant> variants) {
   return std::make_shared<Segmented>(std::move(variants));
 }
 

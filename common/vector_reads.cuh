@@ -1,6 +1,5 @@
-// Step 05's 16-byte reads and two-stage block sum as pieces, and step 07's float form of the
-// block sum, for the kernels that use them inside larger designs: step 07's two programs,
-// step 08's shard kernel, normalize.cuh's elementwise loop (Vec4). Steps 00-05 keep their own
+// Step 05's 16-byte reads and block sum as pieces, and step 07's float block sum, for the
+// kernels of steps 06-09 that use them inside larger designs. Steps 00-05 keep their own
 // copies: each of those reads as one lesson.
 #pragma once
 
@@ -71,14 +70,11 @@ __device__ T block_sum(T value) {
   return value;
 }
 
-// Step 07's float block sum: the warps as above, then thread 0 adds the (at most) 32 warp
-// sums itself, read as 8 float4 and added as a fixed tree; thread 0 gets the block's sum.
-// Why: cg::reduce over 32 unsigned values is one REDUX instruction (sm_80+); over floats it is
-// 5 rounds of shuffle + add, twice per block (warps, then the warp sums), a chain of dependent
-// steps at the end of every kernel of step 07. This replaces the second chain of 5 rounds.
-// Whether that is faster is not resolved: the H100 probe timed both forms with one event pair
-// per launch, and their difference was within that noise (chapter 07,
-// docs/logs/step07_probe_h100.txt). For unsigned the REDUX stays (block_sum).
+// Step 07's float block sum: the warps as above, then thread 0 adds the (at most) 32 warp sums
+// as 8 float4 in a fixed tree. Over unsigned, cg::reduce is one REDUX instruction (sm_80+);
+// over floats 5 rounds of shuffle + add, and this replaces the second such chain. Whether that
+// is faster is not resolved: the H100 probe's difference was within one event pair's noise
+// (chapter 07, docs/logs/step07_probe_h100.txt).
 __device__ inline float block_sum_quads(float value) {
   __shared__ __align__(16) float warp_sums[32];
   auto warp = cg::tiled_partition<32>(cg::this_thread_block());

@@ -265,10 +265,10 @@ case $nn in
     "cut the block into tiles with cg::tiled_partition<32>(cg::this_thread_block())"
   correct "every row right, int and float, rows of 1 .. 2^16+1 elements, offsets 0 and 3" \
     "each lane sums row[lane], row[lane + 32], ... below cols; then cg::reduce(tile, sum, cg::plus<T>()) with every lane taking part; lane 0 stores out[r]" \
-    --check --problem segmented --dtype all --n 2^20 --cols 1,2,3,4,5,16,31,32,33,63,64,65,255,256,257,1000,4096,2^16+1 --offset 0,3
+    --check --dtype all --n 2^20 --cols 1,2,3,4,5,16,31,32,33,63,64,65,255,256,257,1000,4096,2^16+1 --offset 0,3
   correct "every row right with millions of rows (more rows than tiles; int, cols 3 and 7)" \
     "with more rows than tiles each tile must go on to row r + (tiles in the grid) until r >= rows" \
-    --check --problem segmented --dtype int --n 2^24 --cols 3,7
+    --check --dtype int --n 2^24 --cols 3,7
   ;;
 07)
   uses "a grid barrier (grid.sync())" '(grid|this_grid\(\))[[:space:]]*\.[[:space:]]*sync[[:space:]]*\(|cg::sync[[:space:]]*\(' \

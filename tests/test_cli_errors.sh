@@ -2,10 +2,12 @@
 # Host test: every step rejects bad flags with exit code 2 and a message naming the flag,
 # answers --help with 0, and without a visible GPU prints one line and exits 77. Each program
 # reads the core flags and its own extras (below): its --help names exactly those extras, and
-# each extra it does not read is exit 2 ("not a flag of this program"), never ignored.
+# each extra it does not read is exit 2, never ignored: "not a flag of this program" for the
+# shared extras (common/cli.hpp), "unknown flag" for those of one step's own (its folder).
 bindir=$1; shift
 fail=0
-all_extras="--batch --problem --cols --pass-rate --blocks --gpus --rank --nranks --id-file --barrier-reps --cluster"
+shared_extras="--batch --cols --blocks --cluster"
+all_extras="$shared_extras --pass-rate --gpus --rank --nranks --id-file --barrier-reps"
 extras_of() {
   case $1 in
     step06_filter) echo "--batch --pass-rate" ;;
@@ -44,7 +46,9 @@ for step in "$@"; do
       grep -q -- "$flag " <<<"$help" || { echo "FAIL: $step --help does not list $flag"; fail=1; }
     else
       ! grep -q -- "$flag" <<<"$help" || { echo "FAIL: $step --help mentions $flag, which it does not read"; fail=1; }
-      expect 2 "^$step: error: $flag: not a flag of this program" -- "$bin" "$flag" 1
+      why="unknown flag"
+      grep -qw -- "$flag" <<<"$shared_extras" && why="not a flag of this program"
+      expect 2 "^$step: error: $flag: $why" -- "$bin" "$flag" 1
     fi
   done
   grep -qw -- --batch <<<"$(extras_of "$step")" && expect 2 'error: --batch: expected a whole number' -- "$bin" --batch 0

@@ -209,7 +209,12 @@ class Docs(unittest.TestCase):
         # Every flag is named as a string in its FlagGroup's list of flags.
         groups = cli[cli.index("inline const std::vector<FlagGroup>& flag_groups()"):]
         flags = set(re.findall(r'"(--[a-z][a-z-]*)"', groups[:groups.index("return groups;")]))
-        self.assertTrue({"--repeat-results", "--cols", "--pass-rate", "--blocks", "--id-file"} <= flags, flags)
+        # ... and a step's own groups in its folder, as {0, {"--gpus"}, help, ...}.
+        for own in glob.glob(os.path.join(ROOT, "steps", "*", "*.*h*")):
+            with open(own) as f:
+                for names in re.findall(r'\{0, \{("--[a-z-]+"(?:, "--[a-z-]+")*)\}', f.read()):
+                    flags |= set(re.findall(r'"(--[a-z-]+)"', names))
+        self.assertTrue({"--repeat-results", "--cols", "--pass-rate", "--blocks", "--id-file", "--gpus"} <= flags, flags)
         with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
             steps = set(re.findall(r"^  (step\d\d)_\w+$", f.read(), flags=re.M))
         for md in markdown_files():

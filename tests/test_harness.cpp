@@ -5,18 +5,20 @@
 #include <string>
 
 #include "cli.hpp"
+#include "multi_gpu_flags.hpp"
 #include "reference.hpp"
 #include "expect.hpp"
 
 using namespace harness;
 
 // Every extra flag: the parsing of each is tested as if one program read them all.
-static const unsigned kAll = kBatch | kProblem | kCols | kPassRate | kBlocks | kGpus | kRanks | kBarrierReps | kCluster;
+static const unsigned kAll = kBatch | kCols | kBlocks | kCluster;
 
-static std::string usage_error(std::vector<const char*> args, unsigned reads = kAll) {
+static std::string usage_error(std::vector<const char*> args, unsigned reads = kAll,
+                               const std::vector<FlagGroup>& own = {}) {
   args.insert(args.begin(), "prog");
   try {
-    parse_args(int(args.size()), args.data(), reads);
+    parse_args(int(args.size()), args.data(), reads, own);
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -222,53 +224,67 @@ static void test_timing_summary() {
   EXPECT(none.median_ms == 0 && none.min_ms == 0 && none.max_ms == 0);
 }
 
-// Step 06's flags: --problem, --cols (parsed like --n), --pass-rate (percent, comma list).
-static void test_step06_flags() {
+// --cols (steps 06 and 09): parsed like --n. (Step 06's own --pass-rate: test_problem_checks.)
+static void test_cols_flag() {
   const char* none[] = {"prog"};
   Options d = parse_args(1, none, kAll);
-  EXPECT(d.problem == "all" && d.cols.size() == 7 && d.cols[0] == 1 && d.cols[6] == 65536);
-  EXPECT(d.pass_rates.size() == 4 && d.pass_rates[0] == 0 && d.pass_rates[3] == 100);
-  const char* argv[] = {"prog", "--problem", "segmented", "--cols", "1,2^16+1,4K", "--pass-rate=0,0.5,100"};
-  Options o = parse_args(6, argv, kAll);
-  EXPECT(o.problem == "segmented");
+  EXPECT(d.cols.size() == 7 && d.cols[0] == 1 && d.cols[6] == 65536);
+  const char* argv[] = {"prog", "--cols", "1,2^16+1,4K"};
+  Options o = parse_args(3, argv, kAll);
   EXPECT(o.cols.size() == 3 && o.cols[0] == 1 && o.cols[1] == 65537 && o.cols[2] == 4096);
-  EXPECT(o.pass_rates.size() == 3 && o.pass_rates[1] == 0.5 && o.pass_rates[2] == 100);
-  EXPECT(starts_with(usage_error({"--problem", "sum"}), "--problem: expected segmented, filter, normalize or all"));
   EXPECT(starts_with(usage_error({"--cols", "0"}), "--cols: must be at least 1"));
   EXPECT(starts_with(usage_error({"--cols", "1,,2"}), "--cols: "));
   EXPECT(starts_with(usage_error({"--cols", "2^41"}), "--cols: too large"));
   EXPECT(starts_with(usage_error({"--cols"}), "--cols: missing value"));
-  for (const char* bad : {"101", "-1", "", "abc", "5%", " 5", "nan", "1,,2"})
-    EXPECT(starts_with(usage_error({"--pass-rate", bad}), "--pass-rate: "));
 }
 
-// Step 08's flags: --gpus K or a list, the one-process-per-GPU trio, --barrier-reps.
+// Step 08's own flags (its folder's multi_gpu_flags.hpp): --gpus K or a list and
+// --barrier-reps (step08_multi_grid), the one-process-per-GPU trio (step08_nccl_ranks).
 static void test_step08_flags() {
-  const char* none[] = {"prog"};
-  Options d = parse_args(1, none, kAll);
+  auto parsed = [](std::vector<const char*> args, bool ranks) {
+    args.insert(args.begin(), "prog");
+    MultiGpuOptions m;
+    static_cast<Options&>(m) = parse_args(int(args.size()), args.data(), 0, ranks ? rank_flags(m) : gpus_flags(m));
+    return m;
+  };
+  auto gpus_error = [](std::vector<const char*> args) {
+    MultiGpuOptions m;
+    return usage_error(args, 0, gpus_flags(m));
+  };
+  auto rank_error = [](std::vector<const char*> args) {
+    MultiGpuOptions m;
+    return usage_error(args, 0, rank_flags(m));
+  };
+  const MultiGpuOptions d = parsed({}, false);
   EXPECT(d.gpus == 0 && d.gpu_list.empty() && d.rank == -1 && d.nranks == 0 && d.id_file.empty());
   EXPECT(d.barrier_reps == 1000);
-  const char* count[] = {"prog", "--gpus", "3", "--barrier-reps=17"};
-  Options c = parse_args(4, count, kAll);
-  EXPECT(c.gpus == 3 && c.gpu_list.empty() && c.barrier_reps == 17);
-  const char* list[] = {"prog", "--gpus=2,0,5"};
-  Options l = parse_args(2, list, kAll);
+  const MultiGpuOptions c = parsed({"--gpus", "3", "--barrier-reps=17", "--n", "4M"}, false);
+  EXPECT(c.gpus == 3 && c.gpu_list.empty() && c.barrier_reps == 17 && c.sizes[0] == (size_t(4) << 20));
+  const MultiGpuOptions l = parsed({"--gpus=2,0,5"}, false);
   EXPECT(l.gpus == 3 && l.gpu_list.size() == 3 && l.gpu_list[0] == 2 && l.gpu_list[1] == 0 && l.gpu_list[2] == 5);
-  const char* ranks[] = {"prog", "--rank", "1", "--nranks", "2", "--id-file", "/tmp/id"};
-  Options r = parse_args(7, ranks, kAll);
+  const MultiGpuOptions r = parsed({"--rank", "1", "--nranks", "2", "--id-file", "/tmp/id"}, true);
   EXPECT(r.rank == 1 && r.nranks == 2 && r.id_file == "/tmp/id");
-  EXPECT(starts_with(usage_error({"--gpus", "0"}), "--gpus: expected a whole number"));
-  EXPECT(starts_with(usage_error({"--gpus", "two"}), "--gpus: "));
-  EXPECT(starts_with(usage_error({"--gpus", "0,0"}), "--gpus: GPU 0 is named twice"));
-  EXPECT(starts_with(usage_error({"--gpus", "0,,1"}), "--gpus: "));
-  EXPECT(starts_with(usage_error({"--gpus"}), "--gpus: missing value"));
-  EXPECT(starts_with(usage_error({"--barrier-reps", "0"}), "--barrier-reps: "));
-  EXPECT(starts_with(usage_error({"--rank", "0"}), "--nranks: missing"));
-  EXPECT(starts_with(usage_error({"--rank", "0", "--nranks", "2"}), "--id-file: missing"));
-  EXPECT(starts_with(usage_error({"--nranks", "2", "--id-file", "x"}), "--rank: missing"));
-  EXPECT(starts_with(usage_error({"--rank", "2", "--nranks", "2", "--id-file", "x"}), "--rank: 2 is not below --nranks 2"));
-  EXPECT(starts_with(usage_error({"--rank", "0", "--nranks", "2", "--id-file", ""}), "--id-file: empty"));
-  EXPECT(starts_with(usage_error({"--rank", "0", "--nranks", "2", "--id-file", "x", "--gpus", "2"}), "--gpus: not with --rank"));
+  EXPECT(starts_with(gpus_error({"--gpus", "0"}), "--gpus: expected a whole number"));
+  EXPECT(starts_with(gpus_error({"--gpus", "two"}), "--gpus: "));
+  EXPECT(starts_with(gpus_error({"--gpus", "0,0"}), "--gpus: GPU 0 is named twice"));
+  EXPECT(starts_with(gpus_error({"--gpus", "0,,1"}), "--gpus: "));
+  EXPECT(starts_with(gpus_error({"--gpus"}), "--gpus: missing value"));
+  EXPECT(starts_with(gpus_error({"--barrier-reps", "0"}), "--barrier-reps: "));
+  EXPECT(starts_with(gpus_error({"--rank", "0"}), "--rank: unknown flag"));
+  EXPECT(starts_with(gpus_error({"--batch", "10"}), "--batch: not a flag of this program"));
+  EXPECT(starts_with(rank_error({"--rank", "0"}), "--nranks: missing"));
+  EXPECT(starts_with(rank_error({"--rank", "0", "--nranks", "2"}), "--id-file: missing"));
+  EXPECT(starts_with(rank_error({"--nranks", "2", "--id-file", "x"}), "--rank: missing"));
+  EXPECT(starts_with(rank_error({"--rank", "2", "--nranks", "2", "--id-file", "x"}), "--rank: 2 is not below --nranks 2"));
+  EXPECT(starts_with(rank_error({"--rank", "0", "--nranks", "2", "--id-file", ""}), "--id-file: empty"));
+  EXPECT(starts_with(rank_error({"--rank", "0", "--nranks", "2", "--id-file", "x", "--gpus", "2"}), "--gpus: unknown flag"));
+  EXPECT(starts_with(usage_error({"--gpus", "2"}, kAll), "--gpus: unknown flag"));  // no other program knows it
+  // Their --help lines come after the core ones, each flag named.
+  MultiGpuOptions m;
+  const std::string help = usage_text(0, gpus_flags(m)), rank_help = usage_text(0, rank_flags(m));
+  EXPECT(help.find("  --n SIZES") < help.find("  --gpus K") && help.find("  --gpus K") < help.find("  --barrier-reps B"));
+  EXPECT(help.find("--batch") == std::string::npos && help.find("--rank") == std::string::npos);
+  EXPECT(rank_help.find("  --rank R --nranks K --id-file PATH") != std::string::npos);
 }
 
 // Each program reads the core flags and its own extras; any other flag is exit 2, and its
@@ -277,23 +293,21 @@ static void test_step08_flags() {
 static void test_program_flags() {
   EXPECT(starts_with(usage_error({"--cols", "4"}, kBatch), "--cols: not a flag of this program"));
   EXPECT(starts_with(usage_error({"--blocks=4"}, kBatch), "--blocks: not a flag of this program"));
-  EXPECT(starts_with(usage_error({"--batch", "10"}, kGpus | kRanks | kBarrierReps), "--batch: not a flag of this program"));
-  EXPECT(starts_with(usage_error({"--id-file", "x"}, kGpus), "--id-file: not a flag of this program"));
-  EXPECT(starts_with(usage_error({"--problem", "filter"}, kBatch | kCols), "--problem: not a flag of this program"));
+  EXPECT(starts_with(usage_error({"--batch", "10"}, kBlocks), "--batch: not a flag of this program"));
+  EXPECT(starts_with(usage_error({"--cluster", "2"}, kBatch | kCols), "--cluster: not a flag of this program"));
+  EXPECT(starts_with(usage_error({"--problem", "filter"}), "--problem: unknown flag"));  // gone: one problem per program
   EXPECT(usage_error({"--blocks", "4", "--batch", "2"}, kBatch | kBlocks).empty());
   EXPECT(usage_error({"--n", "4M", "--check", "--offset", "1"}, 0).empty());  // the core needs no bits
   EXPECT(starts_with(usage_error({"--bogus"}, kAll), "--bogus: unknown flag"));
   const struct { unsigned bit; const char* flag; } extras[] = {
-      {kBatch, "--batch"}, {kProblem, "--problem"}, {kCols, "--cols"}, {kPassRate, "--pass-rate"},
-      {kBlocks, "--blocks"}, {kGpus, "--gpus"}, {kRanks, "--rank"}, {kBarrierReps, "--barrier-reps"},
-      {kCluster, "--cluster"}};
+      {kBatch, "--batch"}, {kCols, "--cols"}, {kBlocks, "--blocks"}, {kCluster, "--cluster"}};
   // Each group's help names each of its flags, and no flag belongs to two groups.
   for (const auto& g : flag_groups())
     for (const auto& f : g.flags) {
       if (f != "--help" && f != "-h") EXPECT(std::string(g.help).find(f) != std::string::npos);
       EXPECT(group_of(f) == &g);
     }
-  for (unsigned reads : {0u, unsigned(kBatch), unsigned(kBatch | kBlocks), unsigned(kGpus | kRanks | kBarrierReps), kAll}) {
+  for (unsigned reads : {0u, unsigned(kBatch), unsigned(kBatch | kBlocks), unsigned(kCols | kCluster), kAll}) {
     const std::string help = usage_text(reads);
     EXPECT(help.find("  --n SIZES") != std::string::npos && help.find("  --check") != std::string::npos);
     for (const auto& e : extras) {
@@ -309,7 +323,7 @@ int main() {
   test_sizes();
   test_args();
   test_program_flags();
-  test_step06_flags();
+  test_cols_flag();
   test_step08_flags();
   test_inputs_and_references();
   test_verification();

@@ -1,5 +1,5 @@
 // Host test (no GPU needed): the checks of the problem shapes of steps 06-07 accept a right
-// result and reject wrong ones. The outputs are made on the host from the same generator,
+// result and reject wrong ones; step 06's --pass-rate is parsed into the filter. The outputs are made on the host from the same generator,
 // then broken the way a faulty kernel would break them. Compiled by nvcc because the
 // headers hold the GPU pieces too; nothing here launches a kernel.
 #include <cstdio>
@@ -75,7 +75,30 @@ void test_filter(size_t n, double rate) {
   EXPECT(!check_kept(expected, expected.size(), 0xFFFFFFFFu, sorted(duplicated)).ok);
 }
 
+// Step 06's own flag, --pass-rate (a percent list), read by the filter problem itself.
+static void test_pass_rate_flag() {
+  auto parsed = [](std::vector<const char*> args, Filter& f) {
+    args.insert(args.begin(), "prog");
+    parse_args(int(args.size()), args.data(), kBatch, f.own_flags());
+    return f.shape_count(Options{});
+  };
+  Filter defaults({}), three({});
+  EXPECT(parsed({}, defaults) == 4);  // 0, 1, 50 and 100 percent
+  EXPECT(parsed({"--pass-rate=0,0.5,100"}, three) == 3);
+  for (const char* bad : {"101", "-1", "", "abc", "5%", " 5", "nan", "1,,2"}) {
+    Filter f({});
+    std::string error;
+    try {
+      parsed({"--pass-rate", bad}, f);
+    } catch (const UsageError& e) {
+      error = e.what();
+    }
+    EXPECT(error.rfind("--pass-rate: ", 0) == 0);
+  }
+}
+
 int main() {
+  test_pass_rate_flag();
   for (auto [rows, cols] : {std::pair<size_t, size_t>{1000, 7}, {3, size_t(1) << 17}, {size_t(1) << 16, 3}, {5, 1}}) {
     test_segmented<unsigned>(rows, cols);
     test_segmented<float>(rows, cols);

@@ -162,7 +162,21 @@ class CubSelect {
   size_t bytes_ = 0;
 };
 
-// --problem filter: every --n at every --pass-rate, the variants bound to it. The host's
+// A percentage from 0 to 100, decimals allowed: "50", "0.5".
+inline double parse_percent(const std::string& text, const std::string& flag) {
+  size_t used = 0;
+  double v = -1;
+  try {
+    if (!text.empty() && text[0] >= '0' && text[0] <= '9') v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(v >= 0 && v <= 100))
+    throw UsageError(flag + ": expected a percentage from 0 to 100 (got '" + text + "')");
+  return v;
+}
+
+// The filter problem: every --n at every --pass-rate, the variants bound to it. The host's
 // expected list is made once per size and rate (the same for every offset).
 class Filter : public Problem {
  public:
@@ -174,7 +188,15 @@ class Filter : public Problem {
     cudaFree(out_);
     cudaFree(count_);
   }
-  size_t shape_count(const Options& opt) const override { return opt.pass_rates.size(); }
+  size_t shape_count(const Options&) const override { return pass_rates_.size(); }
+  // --pass-rate P[,P...]: this problem's own flag.
+  std::vector<FlagGroup> own_flags() override {
+    auto parse = [this](const std::string&, const TakeValue& take, Options&) {
+      pass_rates_.clear();
+      for (const auto& s : split_commas(take())) pass_rates_.push_back(parse_percent(s, "--pass-rate"));
+    };
+    return {{0, {"--pass-rate"}, "  --pass-rate P[,P...]  percent of the elements kept (default 0,1,50,100)\n", parse, {}}};
+  }
   size_t bytes_needed(const Options& opt, std::string& what) const override {
     what = std::to_string(max_n(opt)) + " elements to filter";
     // The sort of the output needs a copy and CUB's temporary storage (about one more copy).
@@ -187,7 +209,7 @@ class Filter : public Problem {
     CUDA_CHECK(cudaMalloc(&count_, sizeof *count_));
   }
   Case make_case(const std::string& dtype, size_t n, size_t shape, size_t offset, const Launch& ctx) override {
-    const double rate = opt_.pass_rates[shape];
+    const double rate = pass_rates_[shape];
     return dtype == "int" ? make<unsigned>(n, rate, offset, ctx) : make<float>(n, rate, offset, ctx);
   }
 
@@ -228,6 +250,7 @@ class Filter : public Problem {
     return c;
   }
   std::vector<FilterVariant> variants_;
+  std::vector<double> pass_rates_{0, 1, 50, 100};  // percent of the elements kept
   Options opt_;
   void *in_ = nullptr, *out_ = nullptr;
   unsigned long long* count_ = nullptr;
@@ -238,7 +261,7 @@ class Filter : public Problem {
   CubSelect<float> cub_float_;
 };
 
-inline std::shared_ptr<Problem> filter_problem(const char*, std::vector<FilterVariant> variants) {
+inline std::shared_ptr<Problem> filter_problem(std::vector<FilterVariant> variants) {
   return std::make_shared<Filter>(std::move(variants));
 }
 

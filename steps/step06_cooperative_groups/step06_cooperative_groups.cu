@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
   const char* step = "step06_cooperative_groups";
   // Each lambda takes the harness's (in, rows, cols, out, ctx), for either dtype.
   return harness::run_problems(argc, argv, step, {
-      harness::segmented_problem(step, {
+      harness::segmented_problem({
           {"block_tree", "a block per row, generic reduce(thread_block) tree in shared memory",
            [](const auto&... args) { sum_rows(rows_block_tree, 1, args...); }},
           {"block_shfl", "a block per row, warp shuffles, then warp 0's cg::reduce of the warp sums",
@@ -328,13 +328,13 @@ int main(int argc, char** argv) {
           {"block_v4", "a block per row, 16-byte loads (scalar head and tail per row)",
            [](const auto&... args) { sum_rows(rows_block_v4, 1, args...); }},
           {"tile_tree", "a tiled_partition(block, 4..32) per row, the same generic reduce",
-           [](const auto&... args) { tile_tree(args...); }, size_t(1) << 17},
+           [](const auto&... args) { tile_tree(args...); }, harness::rows_up_to(size_t(1) << 17)},
           {"tile_shfl", "a thread_block_tile<4..32> per row, unrolled shfl_down",
-           [](const auto&... args) { tile_static<TileSum::Shfl>(args...); }, size_t(1) << 17},
+           [](const auto&... args) { tile_static<TileSum::Shfl>(args...); }, harness::rows_up_to(size_t(1) << 17)},
           {"tile_cg_reduce", "a thread_block_tile<4..32> per row, cg::reduce",
-           [](const auto&... args) { tile_static<TileSum::CgReduce>(args...); }, size_t(1) << 17},
+           [](const auto&... args) { tile_static<TileSum::CgReduce>(args...); }, harness::rows_up_to(size_t(1) << 17)},
           {"thread_per_row", "a thread per row, plain loop",
-           [](const auto&... args) { sum_rows(rows_thread, kThreads, args...); }, 64},
+           [](const auto&... args) { sum_rows(rows_thread, kThreads, args...); }, harness::rows_up_to(64)},
           {"split_rows", "rows cut into pieces, a block each, atomicAdd per piece (for a few long rows)",
            [](const auto&... args) { split_rows(args...); }},
           {"auto", "thread, tile or block per row (or split rows), chosen from the row length",

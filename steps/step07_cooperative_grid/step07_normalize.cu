@@ -307,7 +307,7 @@ void stateful(const T* in, size_t n, float* out, const harness::Launch& ctx, con
 // ---- main ---------------------------------------------------------------------------------
 // A GPU without cooperative launch gets one line and exit 77 (run_problems' `needs`).
 // No --blocks here (its grids follow n and occupancy; a forced grid would move stateful's
-// on-chip limit), and one problem, so no --problem: the flags are --batch and the core ones.
+// on-chip limit): the flags are --batch and the core ones.
 int main(int argc, char** argv) {
   using harness::Launch;
   const char* step = "step07_normalize";

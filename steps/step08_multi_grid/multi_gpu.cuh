@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "multi_gpu_flags.hpp"
 #include "run_step.cuh"
 
 namespace harness {
@@ -63,11 +64,16 @@ inline size_t shard_size(size_t n, int K, int k) { return shard_begin(n, K, k + 
 // before the clock starts: the host's enqueue time never falls inside the time.
 constexpr uint64_t kHostLeadNs = 200000;  // 200 us
 
+// Microseconds of host time since t0 (how long the host took to queue something).
+inline double host_us_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // ---- which GPUs ------------------------------------------------------------------------------
 // --gpus K (the first K visible), --gpus 2,0 (these), or every visible GPU. Returns the exit
 // code when the program cannot go on (77: fewer than two GPUs visible, one line on stdout;
 // 2: --gpus asks for more than exist, one line on stderr), or -1 with `out` filled.
-inline int select_gpus(const Options& opt, const char* step, std::vector<int>& out) {
+inline int select_gpus(const MultiGpuOptions& opt, const char* step, std::vector<int>& out) {
   int count = 0;
   if (int code = count_gpus(step, count); code >= 0) return code;
   if (count < 2) {

@@ -55,7 +55,7 @@ inline bool barrier_reuse_test(MultiGpu& mg, const BarrierUnderTest& b, int B) {
 // On GPU 0's fork/join clock: the empty fork/join; the barrier (B against 0 barriers, 1 block
 // per GPU and full grids) unless `barrier` is null (`no_barrier_why` says why); and the
 // grouped all-reduce of one float where `allreduce` is set (a build with NCCL).
-inline void measure_fork_join_costs(const Options& opt, MultiGpu& mg, const BarrierUnderTest* barrier,
+inline void measure_fork_join_costs(const MultiGpuOptions& opt, MultiGpu& mg, const BarrierUnderTest* barrier,
                                     const std::string& no_barrier_why, const std::function<void()>& allreduce) {
   const int B = opt.barrier_reps;
   std::vector<std::string> names{"empty fork/join"};
@@ -166,7 +166,7 @@ inline void measure_peer_copies(MultiGpu& mg) {
 
 // All of the above but the reuse test, in the order printed: the fork/join clock's costs, the
 // all-reduce on each GPU's own clock (where `nccl` has communicators), the peer copies.
-inline void measure_costs(const Options& opt, MultiGpu& mg, const BarrierUnderTest* barrier,
+inline void measure_costs(const MultiGpuOptions& opt, MultiGpu& mg, const BarrierUnderTest* barrier,
                           const std::string& no_barrier_why, NcclComms& nccl) {
   std::function<void()> allreduce;
 #if HAVE_NCCL

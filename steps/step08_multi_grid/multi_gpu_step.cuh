@@ -122,18 +122,18 @@ inline std::vector<MultiVariant> chosen_variants(const std::vector<const MultiGp
 // launchers; they may keep references into the setup (mg, nccl, lsa), which lives until the
 // last row. `intro`: the first line of --help. Exit codes: see usage_text().
 template <class MakePlan>
-int run_multi_gpu_step(int argc, char** argv, const char* step, const std::string& intro, unsigned reads,
+int run_multi_gpu_step(int argc, char** argv, const char* step, const std::string& intro,
                        const std::vector<MultiGpuVariantName>& variants, MakePlan&& make_plan) {
   turn_off_nvls(step);
   VariantGroup names;
   for (const auto& v : variants) names.variants.push_back({v.name, v.about, v.in_all});
   const std::string about = intro + "\nNCCL: " + (HAVE_NCCL ? "built in" : "not found at configure time (its variants are left out)");
-  Options opt;
-  const int usage = parse_program(argc, argv, step, reads, about, {names}, opt, [&](const Options& o) {
+  MultiGpuOptions opt;
+  const int usage = parse_program(argc, argv, step, 0, about, {names}, opt, [&](const Options& o) {
     for (const auto& v : variants)
       if (std::count(o.variants.begin(), o.variants.end(), v.name) && !not_built_why(v.uses).empty())
         throw UsageError("--variant: " + v.name + " is not in this build (" + not_built_why(v.uses) + ")");
-  });
+  }, gpus_flags(opt));
   if (usage >= 0) return usage;
   std::vector<const MultiGpuVariantName*> chosen;  // with `all`: those this build has
   unsigned uses = 0;

@@ -58,7 +58,7 @@ inline ncclUniqueId wait_for_id_file(const std::string& path) {
 // is used).
 class Rank {
  public:
-  Rank(const Options& opt, ncclComm_t comm_, size_t max_shard) : opt_(opt), dev(device_info(opt.device)), comm(comm_) {
+  Rank(const MultiGpuOptions& opt, ncclComm_t comm_, size_t max_shard) : opt_(opt), dev(device_info(opt.device)), comm(comm_) {
     std::printf("rank %d of %d on %s (device %d), NCCL %d\n", opt.rank, opt.nranks, dev.name.c_str(), opt.device,
                 NCCL_VERSION_CODE);
     CUDA_CHECK(cudaMalloc(&in, input_buffer_bytes(max_shard)));
@@ -169,7 +169,7 @@ class Rank {
   }
 
  private:
-  const Options& opt_;
+  const MultiGpuOptions& opt_;
 
  public:
   DeviceInfo dev;
@@ -184,7 +184,7 @@ class Rank {
 // One dtype: this rank's shard of every n and offset, `launch(in, count, total, rank)` (the total
 // of all ranks into `total` on every rank), checked and timed.
 template <typename T, class Launch>
-bool rank_dtype(const char* csv_step, const std::string& variant, const char* dtype, const Options& opt, Rank& rank,
+bool rank_dtype(const char* csv_step, const std::string& variant, const char* dtype, const MultiGpuOptions& opt, Rank& rank,
                 Launch& launch) {
   const int R = opt.rank, K = opt.nranks;
   bool all_ok = true;
@@ -207,13 +207,13 @@ template <class Init, class Launch>
 int run_nccl_rank(int argc, char** argv, const char* step, const char* csv_step, const std::string& intro,
                   const VariantName& variant, [[maybe_unused]] Init&& init, [[maybe_unused]] Launch&& launch) {
   turn_off_nvls(step);
-  Options opt;
+  MultiGpuOptions opt;
   const std::string about = intro + "\nNCCL: " + (HAVE_NCCL ? "built in" : "not found at configure time");
-  const int usage = parse_program(argc, argv, step, kRanks, about, {{"", "", {variant}}}, opt, [&](const Options& o) {
-    if (!o.help && o.rank < 0)
+  const int usage = parse_program(argc, argv, step, 0, about, {{"", "", {variant}}}, opt, [&](const Options& o) {
+    if (!o.help && opt.rank < 0)
       throw UsageError("--rank: missing (one rank of K processes: scripts/nccl_launch.sh K ./" + std::string(step) +
                        " [flags] starts them)");
-  });
+  }, rank_flags(opt));
   if (usage >= 0) return usage;
   const std::string who = std::string(step) + ": rank " + std::to_string(opt.rank);
   return exit_code_of(who.c_str(), [&] {

@@ -41,8 +41,6 @@ using harness::MultiGpu;
 using harness::Shards;
 
 static const char* kStep = "step08_multi_grid";
-// Its flags beyond the core ones: no --batch (it times one fork/join per pair of events).
-static constexpr unsigned kFlags = harness::kGpus | harness::kBarrierReps;
 
 // [docs:peer-atomic]
 // ---- peer_atomic ---------------------------------------------------------------------------------
@@ -285,12 +283,13 @@ static const std::vector<harness::MultiGpuVariantName> kVariants = {
                  "ncclLsaBarrierSession (no multicast)", harness::kUsesNcclLsa, true, /*in_all=*/false},
 };
 
-// The harness (multi_gpu_step.cuh, this folder) parses the flags, opens the GPUs, sets up what the
-// chosen variants use, then asks for the launchers and runs the chosen ones.
+// The harness (multi_gpu_step.cuh, this folder) parses the flags (the core ones, --gpus and
+// --barrier-reps; no --batch: it times one fork/join per pair of events), opens the GPUs, sets
+// up what the chosen variants use, then asks for the launchers and runs the chosen ones.
 int main(int argc, char** argv) {
   const char* intro = "sum one array split over K GPUs (one cooperative grid per GPU), verify it, time it.\n"
                       "One process per GPU (NCCL, variant nccl_mp): scripts/nccl_launch.sh K ./step08_nccl_ranks [flags].";
-  return harness::run_multi_gpu_step(argc, argv, kStep, intro, kFlags, kVariants,
+  return harness::run_multi_gpu_step(argc, argv, kStep, intro, kVariants,
                                      [](harness::MultiGpuSetup& gpus, harness::MultiGpuPlan& plan) {
     void* slots = nullptr;
     const PeerBarrier bar = make_barrier(gpus, slots);

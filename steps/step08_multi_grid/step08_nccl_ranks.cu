@@ -31,7 +31,7 @@ static const char* kCsvStep = "step08_multi_grid";  // the step column of its ro
 // [docs:init-communicator]
 // ncclCommInitRank synchronizes with the other ranks: it returns once all K have called it
 // with the same id (and this process's GPU current, as open_device left it).
-static ncclComm_t init_communicator(const harness::Options& opt) {
+static ncclComm_t init_communicator(const harness::MultiGpuOptions& opt) {
   ncclUniqueId id{};
   if (opt.rank == 0) {
     harness::require_fresh_id_file(opt.id_file);
@@ -58,7 +58,7 @@ void nccl_mp(const T* in, size_t count, T* total, const harness::Rank& rank) {
 // [/docs:nccl-mp]
 #endif
 
-// The harness (common/nccl_ranks.cuh) parses the flags (--rank, --nranks, --id-file required),
+// The harness (nccl_ranks.cuh, beside this file) parses the flags (--rank, --nranks, --id-file required),
 // opens this rank's GPU, then runs nccl_mp on every dtype, size and offset; rank 0 writes the rows.
 int main(int argc, char** argv) {
   const char* intro = "one rank of step 08's sum over K GPUs, one process per GPU; start K of them with\n"

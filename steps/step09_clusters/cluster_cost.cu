@@ -128,13 +128,44 @@ __global__ void __launch_bounds__(kThreads) read_kernel(int source, int passes, 
 }
 
 struct Options : harness::ProbeOptions { int batch = 500; };
-using harness::Stat, harness::stat_of;
+
+// The median and min-max of some reps, and their table cell "median (min-max)".
+struct Stat { double median, min, max; };
+static Stat stat_of(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {harness::median_of(v), *lo, *hi};
+}
+static std::string cell_of(const Stat& s, int digits) {
+  char cell[80];
+  std::snprintf(cell, sizeof cell, "%.*f (%.*f-%.*f)", digits, s.median, digits, s.min, digits, s.max);
+  return cell;
+}
+
+// us per launch, of `reps` batches (after an untimed one) of `batch` launches between one pair of
+// events: a launch takes about a microsecond, an event pair resolves about 0.5 us. The batch is
+// held behind a spin kernel until the host has queued it (timed_batch: 10 us per launch at
+// first, doubled whenever the GPU got there first, and the batch run again).
+template <class F>
+static std::vector<double> per_launch_us(int reps, int batch, cudaStream_t s, F&& launch) {
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  uint64_t hold_ns = uint64_t(10000) * uint64_t(batch);
+  std::vector<double> us;
+  for (int r = -1; r < reps;) {  // r = -1: a warm-up batch; r moves on only after a sound batch
+    const double ms = harness::timed_batch(s, start, stop, batch, hold_ns, launch);
+    if (ms >= 0 && r++ >= 0) us.push_back(ms * 1e3 / batch);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return us;
+}
 
 // Each measurement: a CSV row (with --csv) and a table cell, "median (min-max)".
 static std::string put(harness::ProbeCsv& out, const char* probe, int c, const char* metric, const Stat& s,
                        const char* unit, int digits) {
   out.row(probe, c, metric, s.median, s.min, s.max, unit);
-  return harness::cell_of(s, digits);
+  return cell_of(s, digits);
 }
 
 // The clusters of C blocks of `kernel` that fit at once, or 0 after one line saying why none can.
@@ -159,8 +190,8 @@ static void probe_launch(const Options& opt, harness::ProbeCsv& out, cudaStream_
     if (!clusters) continue;
     auto as_clusters = [&] { CUDA_CHECK(harness::launch_clusters(empty_kernel, blocks, kThreads, c, 0, s)); };
     auto plain = [&] { empty_kernel<<<blocks, kThreads, 0, s>>>(); CUDA_CHECK_LAUNCH(); };
-    const Stat cl = stat_of(harness::per_launch_us(opt.reps, opt.batch, s, as_clusters));
-    const Stat pl = stat_of(harness::per_launch_us(opt.reps, opt.batch, s, plain));
+    const Stat cl = stat_of(per_launch_us(opt.reps, opt.batch, s, as_clusters));
+    const Stat pl = stat_of(per_launch_us(opt.reps, opt.batch, s, plain));
     std::printf("%3d %8u %6u  %-26s %s\n", c, clusters, blocks,
                 put(out, "launch", c, "cluster_launch", cl, "us", 3).c_str(),
                 put(out, "launch", c, "plain_launch", pl, "us", 3).c_str());

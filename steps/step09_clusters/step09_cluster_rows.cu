@@ -226,21 +226,21 @@ void auto_rows(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx)
 int main(int argc, char** argv) {
   const char* step = "step09_cluster_rows";
   return harness::run_problems(argc, argv, step, {
-      harness::segmented_problem(step, {
+      harness::segmented_problem({
           {"block_row", "a block per row (the cluster kernel with clusters of 1), 16-byte loads",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
              cluster_rows(1, "block_row", in, rows, cols, out, ctx);
-           }, 0, 256},
+           }, harness::rows_from(256)},
           {"cluster_row", "a cluster of C blocks per row (C from the shape, or --cluster), sums via DSMEM",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
              using T = harness::elem_t<decltype(in)>;
              cluster_rows(cluster_size_for<T>(rows, cols, "cluster_row", ctx), "cluster_row", in, rows, cols, out, ctx);
-           }, 0, 256},
+           }, harness::rows_from(256)},
           {"warp_row", "a warp per row, 16-byte loads, cg::reduce (auto's choice for short rows)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
              launch_short_rows(rows_warp<harness::elem_t<decltype(in)>>, kThreads / 32, in,
                                rows, cols, out, ctx);
-           }, size_t(1) << 17, 17},
+           }, harness::rows_between(17, size_t(1) << 17)},
           {"auto", "a thread (cols <= 16), a warp (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) { auto_rows(in, rows, cols, out, ctx); }},
       }),

@@ -12,7 +12,7 @@
 //
 // Your job: TODO 1 (each lane's share of the row) and TODO 2 (the tile's sum).
 //
-//   make ex06 && ./ex06 --check --problem segmented --n 2^20 --cols 1,31,32,33,4096 --dtype all
+//   make ex06 && ./ex06 --check --n 2^20 --cols 1,31,32,33,4096 --dtype all
 //   bash ../scripts/check_exercise.sh 06
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -55,11 +55,11 @@ void segmented_sum(const T* in, size_t rows, size_t cols, T* out, const harness:
 
 int main(int argc, char** argv) {
   return harness::run_problems(argc, argv, "ex06_solution", {
-      harness::segmented_problem("ex06_solution", {
+      harness::segmented_problem({
           {"tile_per_row", "a 32-thread tile per row, cg::reduce on the tile (yours)",
            [](auto in, size_t rows, size_t cols, auto out, const harness::Launch& ctx) {
              segmented_sum(in, rows, cols, out, ctx);
            }},
       }),
-  }, harness::kBatch | harness::kProblem | harness::kCols);  // one problem; --problem segmented is accepted
+  }, harness::kBatch | harness::kCols);
 }

@@ -67,9 +67,6 @@ __global__ void normalize_kernel(const float* __restrict__ x, size_t n, float* _
   for (size_t i = grid.thread_rank(); i < n; i += grid.size()) y[i] = x[i] / max_abs;
 }
 
-// --blocks N (harness flag) forces the grid size; 0: automatic.
-static unsigned g_forced_blocks = 0;
-
 // A grid too large to be co-resident is refused by the cooperative launch: exit 2 with a
 // one-line message. Any other error: exit 1. (Given: wrap your launch in it.)
 static void check_cooperative(cudaError_t err, unsigned blocks) {
@@ -81,12 +78,13 @@ static void check_cooperative(cudaError_t err, unsigned blocks) {
   CUDA_CHECK(err);
 }
 
-void normalize(const float* x, size_t n, float* y, unsigned* max_bits, cudaStream_t stream) {
+// forced_blocks: --blocks N, the grid size a user asked for (0: automatic).
+void normalize(const float* x, size_t n, float* y, unsigned* max_bits, unsigned forced_blocks, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(max_bits, 0, sizeof(unsigned), stream));  // the max starts at +0.0f
   // Solution: a co-resident grid (or the forced one), launched cooperatively.
   static const unsigned resident = harness::resident_blocks(normalize_kernel, kThreads);
   unsigned blocks = unsigned(std::min<size_t>(resident, (n + kThreads - 1) / kThreads));
-  if (g_forced_blocks) blocks = g_forced_blocks;
+  if (forced_blocks) blocks = forced_blocks;
   void* args[] = {&x, &n, &y, &max_bits};
   check_cooperative(cudaLaunchCooperativeKernel(normalize_kernel, dim3(blocks), dim3(kThreads), args, 0, stream), blocks);
 }
@@ -152,7 +150,6 @@ int main(int argc, char** argv) {
                 name, harness::usage_text(harness::kBlocks).c_str());
     return 0;
   }
-  g_forced_blocks = unsigned(opt.blocks);
   return harness::exit_code_of(name, [&] {
     if (int code = harness::open_device(opt.device, name); code >= 0) return code;
     const harness::DeviceInfo dev = harness::device_info(opt.device);
@@ -163,7 +160,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMalloc(&d_x, slots * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&d_y, slots * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&d_max, sizeof(unsigned)));
-    harness::Bench bench(opt, dev, name);
+    harness::Bench bench(opt, dev);
     const cudaStream_t s = bench.stream();
     std::printf("%s on %s (sm_%d%d, %d SMs), CUDA %s\n", name, dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sms,
                 dev.cuda.c_str());
@@ -180,7 +177,7 @@ int main(int argc, char** argv) {
         fill_kernel<<<1024, 256, 0, s>>>(d_x, lead, n, total, opt.seed);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaMemsetAsync(d_y, 0xFF, total * sizeof(float), s));
-        normalize(d_x + lead, n, d_y + lead, d_max, s);
+        normalize(d_x + lead, n, d_y + lead, d_max, unsigned(opt.blocks), s);
         std::vector<float> y(total);
         unsigned max_bits = 0;
         CUDA_CHECK(cudaMemcpyAsync(y.data(), d_y, total * sizeof(float), cudaMemcpyDeviceToHost, s));
@@ -195,7 +192,7 @@ int main(int argc, char** argv) {
           std::printf("%-5s %11zu %3zu  %-16s %s\n", "float", n, offset, "normalize", check.c_str());
           continue;
         }
-        const harness::Timing t = bench.time({[&] { normalize(d_x + lead, n, d_y + lead, d_max, s); }})[0];
+        const harness::Timing t = bench.time({[&] { normalize(d_x + lead, n, d_y + lead, d_max, unsigned(opt.blocks), s); }})[0];
         const double gbps = 8.0 * n / (t.median_ms * 1e6);
         std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%%  %s\n", "float", n, offset, "normalize",
                     t.median_ms, t.min_ms, gbps, 100.0 * gbps / dev.peak_gbps, check.c_str());
