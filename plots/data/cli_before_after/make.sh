@@ -12,7 +12,9 @@ run() { local dir=$1; shift; for p in $programs; do
 dir=$(dirname "$0")
 run "$before" >"$dir/before.txt"; run "$after" >"$dir/after.txt"
 echo "# diff -u before.txt after.txt: the intended changes only (issue 23 item 5: --variant takes a comma list)"
+echo "# (a flag of one step's own, e.g. --gpus on step03, is now \"unknown flag\" instead of \"not a flag of this program\"; not run here)"
 diff -u "$dir/before.txt" "$dir/after.txt"
 echo "# CSV header (reference.hpp csv_header) before and after:"
-git -C "$dir" show 7df619c:common/reference.hpp  # the commit before the redesign | grep -A2 'csv_header()' | head -3
+# 7df619c: the commit before the redesign
+git -C "$dir" show 7df619c:common/reference.hpp | grep -A2 'csv_header()' | head -3
 grep -A2 'csv_header()' "$dir/../../../common/reference.hpp" | head -3
