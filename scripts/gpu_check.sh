@@ -113,18 +113,7 @@ rm -f "plots/data/$slug/grid_sync_cost.csv"
 "$build/grid_sync_cost" --csv "plots/data/$slug/grid_sync_cost.csv" >"$logs/grid_sync_cost.txt" 2>&1 || status=1
 cp "$logs/grid_sync_cost.txt" "docs/logs/grid_sync_cost_$slug.txt"
 cat "$logs/grid_sync_cost.txt"
-{ for cmd in "--check --variant grid_sync --blocks 65536 --n 2^20" \
-             "--check --variant grid_sync --n 2^20 --dtype float --repeat-results 20" \
-             "--check --variant sync_no_coop --n 2^20"; do
-    echo "\$ ./step07 $cmd"
-    # shellcheck disable=SC2086
-    "$build/step07_cooperative_grid" $cmd 2>&1
-    echo "(exit $?)"
-  done
-  echo "\$ CUDA_VISIBLE_DEVICES= ./step07 --check"
-  CUDA_VISIBLE_DEVICES= "$build/step07_cooperative_grid" --check 2>&1
-  echo "(exit $?)"
-} >"docs/logs/step07_pitfalls_$slug.txt"
+bash scripts/step07_pitfalls.sh "$build" >"docs/logs/step07_pitfalls_$slug.txt" 2>&1
 cat "docs/logs/step07_pitfalls_$slug.txt"
 
 if grep -qw step09_clusters <<<"$sweep_steps"; then
