@@ -55,6 +55,7 @@ STEP06_FILTER = "steps/step06_cooperative_groups/step06_filter.cu"
 STEP07 = "steps/step07_cooperative_grid/step07_cooperative_grid.cu"
 STEP08 = "steps/step08_multi_grid/step08_multi_grid.cu"
 STEP09 = "steps/step09_clusters/step09_clusters.cu"
+STEP10 = "steps/step10_hip/step10_hip.cu"
 RACE = "race"          # no single result required to be wrong; at least one per dtype in the run
 RECORDED = "recorded"  # nothing required of --check: the mutant's detector is in SANITIZER
 TIMEOUT_S = 900        # one program run; a mutant that hangs fails instead of stalling the test
@@ -176,6 +177,15 @@ MUTANTS = {
         "  cluster.sync();\n  if (cluster.block_rank() != 0) return;\n  T cluster_sum = 0;",
         "  // mutant: no cluster.sync() before the leader reads the slots\n  if (cluster.block_rank() != 0) return;\n  T cluster_sum = 0;")],
         [("2^16+1,2^20+3,2^24+7", "0,3", RECORDED, ["--variant", "cluster_8"])]),
+    # Step 10's wavefront sum with a 64-wide wavefront written in: on NVIDIA's 32-lane warps the
+    # first round (offset 32) reads past the warp, so each lane adds its own value again and
+    # every block sum is wrong. --check must reject it (both variants, both dtypes). The other
+    # way round, 32 written in, is right on NVIDIA and wrong on a 64-wide wavefront: no NVIDIA
+    # run can see that one; the host audit (tests/test_wave_audit.py) catches it.
+    "wave_64_on_nvidia": (STEP10, [(
+        "  for (int offset = port::kWaveSize / 2; offset > 0; offset /= 2) value += port::shfl_down(value, offset);",
+        "  for (int offset = 64 / 2; offset > 0; offset /= 2) value += port::shfl_down(value, offset);  // mutant")],
+        [("1000,2^20+3,2^24+5", "0,3", True, ["--variant", "block_atomic,grid_sync"])]),
 }
 
 # name: (tool, arguments of a small run). The mutant and the clean program both run under the

@@ -17,6 +17,7 @@ extras_of() {
     step08_*) echo "--gpus --barrier-reps" ;;
     step09_cluster_rows) echo "--batch --cols --cluster" ;;
     step09_*) echo "--batch --cluster" ;;
+    step10_hip) echo "--batch --cols" ;;
     *) echo "--batch" ;;
   esac
 }

@@ -1,0 +1,76 @@
+// The names that differ between CUDA (nvcc) and HIP (hipcc), and nothing else: the runtime
+// header and calls, the Cooperative Groups header, the cooperative launch, the wavefront's
+// width, the lane-mask type and the shuffle. Everything in step10_hip.cu is written against
+// these. HIP's own NVIDIA path (HIP_PLATFORM=nvidia) is not used: HIP 5.2's headers do not
+// build against CUDA 13, so on NVIDIA this is plain CUDA and the harness (launch.cuh).
+#pragma once
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>  // first: the CG header needs its names
+#include <hip/hip_cooperative_groups.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#define PORT_HIP 1
+using gpuError_t = hipError_t;
+using gpuStream_t = hipStream_t;
+#define gpuMemsetAsync hipMemsetAsync
+#define gpuGetLastError hipGetLastError
+#define gpuLaunchCooperativeKernel hipLaunchCooperativeKernel  // HIP 5.2 has no typed (Ex) form
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+
+namespace port {
+// A wavefront is 64 lanes on CDNA (gfx90a) and 32 on RDNA (gfx1030, its default wave32). The
+// compiler defines the width for each offload target it compiles the device code for: device
+// code only (the host asks the GPU: hipDeviceProp_t::warpSize).
+constexpr int kWaveSize = __AMDGCN_WAVEFRONT_SIZE;
+using lane_mask = unsigned long long;  // HIP's ballots and masks are 64 bits wide on every target
+// HIP 5.2 has no *_sync shuffles and no __syncwarp: a wavefront runs its lanes in lockstep.
+template <typename T>
+__device__ T shfl_down(T value, int delta) { return __shfl_down(value, delta, kWaveSize); }
+
+inline void check(gpuError_t err, const char* call) {
+  if (err == hipSuccess) return;
+  std::fprintf(stderr, "step10_hip: error: %s: %s\n", call, hipGetErrorString(err));
+  std::exit(1);
+}
+// How many blocks of `kernel` fit on the GPU at once (CUs x blocks per CU).
+template <typename Kernel>
+unsigned resident_blocks(Kernel kernel, int threads) {
+  int device = 0, cus = 0, per_cu = 0;
+  check(hipGetDevice(&device), "hipGetDevice");
+  check(hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, device), "hipDeviceGetAttribute");
+  check(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_cu, kernel, threads, 0), "hipOccupancyMaxActiveBlocks...");
+  return unsigned(cus) * unsigned(per_cu);
+}
+}  // namespace port
+#define GPU_CHECK(call) ::port::check((call), #call)
+
+#else
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include "launch.cuh"  // CUDA_CHECK, resident_blocks (cached), Launch
+
+#define PORT_HIP 0
+using gpuError_t = cudaError_t;
+using gpuStream_t = cudaStream_t;
+#define gpuMemsetAsync cudaMemsetAsync
+#define gpuGetLastError cudaGetLastError
+#define gpuLaunchCooperativeKernel cudaLaunchCooperativeKernel
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+
+namespace port {
+// 32 on every NVIDIA GPU. CUDA's warpSize says so too, but it is not a constant expression, and
+// the loops below unroll on this constant (HIP 5.2's warpSize is one; see the HIP branch).
+constexpr int kWaveSize = 32;
+using lane_mask = unsigned;  // one bit per lane of a 32-lane warp
+// Since Volta a warp's lanes may diverge: the shuffle names the lanes that take part.
+template <typename T>
+__device__ T shfl_down(T value, int delta) { return __shfl_down_sync(~lane_mask(0), value, delta); }
+
+using harness::resident_blocks;
+}  // namespace port
+#define GPU_CHECK(call) CUDA_CHECK(call)
+#endif
