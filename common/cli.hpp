@@ -150,10 +150,9 @@ void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
 }
 
 // ---- flag groups ------------------------------------------------------------------------------
-// Each group of flags in one place: its names, its lines of --help, how each flag's value is
-// parsed, and, for a group whose flags only make sense together, a check once the whole
-// command line is read. A program reads the core group, the groups its ExtraFlags name and
-// its `own` groups (whose parse may write into the program's own options).
+// A group of flags: names, --help lines, how a value is parsed, and (optionally) a check once
+// the whole command line is read. A program reads the core group, the groups its ExtraFlags
+// name and its `own` groups (whose parse may write into the program's own options).
 using TakeValue = std::function<std::string()>;
 
 struct FlagGroup {

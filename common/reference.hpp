@@ -50,8 +50,7 @@ HARNESS_HD inline float input_value<float>(uint64_t seed, size_t i) {
   return float(float_input_steps(seed, i)) * (1.0f / 8388608.0f);
 }
 
-// Values placed just before and after the input: a kernel that reads outside [0, n) adds
-// one of these and fails verification instead of passing by luck.
+// Guards just before and after the input: a kernel that reads outside [0, n) adds one and fails.
 template <typename T> HARNESS_HD constexpr T guard_value();
 template <> HARNESS_HD constexpr unsigned guard_value<unsigned>() { return 0x12345679u; }  // odd: k reads never cancel mod 2^32
 template <> HARNESS_HD constexpr float guard_value<float>() { return 1e30f; }

@@ -114,7 +114,7 @@ inline int parse_program(int argc, const char* const* argv, const char* step, un
 }
 
 // ---- the GPU ------------------------------------------------------------------------------
-// How many GPUs are visible (into `count`): 77 after one line on stdout when none is usable, else -1.
+// Visible GPUs into `count`: 77 after one line on stdout when none is usable, else -1.
 inline int count_gpus(const char* step, int& count) {
   count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
@@ -205,18 +205,26 @@ inline void print_header(const Options& opt, const DeviceInfo& dev, const char* 
               "xCUB", "xfloor", "check");
 }
 
-// body() returns the exit code; an error thrown on the way is one line on stderr and exit 2 for
-// a UsageError (e.g. a --blocks only a launch can judge), else 1.
-template <class Body>
-int exit_code_of(const char* step, Body&& body) {
+// Inside a catch: the exception in flight as one line on stderr; exit 2 for a UsageError (e.g.
+// a --blocks only a launch can judge), else 1.
+inline int exit_code_of_error(const char* step) {
   try {
-    return body();
+    throw;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", step, e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", step, e.what());
     return 1;
+  }
+}
+// body() returns the exit code; an error thrown on the way ends as exit_code_of_error says.
+template <class Body>
+int exit_code_of(const char* step, Body&& body) {
+  try {
+    return body();
+  } catch (...) {
+    return exit_code_of_error(step);
   }
 }
 
@@ -232,7 +240,9 @@ struct Case {
   size_t n = 0;                 // elements, as the row prints them (rows x cols for a matrix)
   std::string shape = "array";  // "cols=16", "pass=50%", "normalize": the CSV's shape column
   size_t bytes = 0;             // what the problem must move: its reads and its writes
-  std::function<Verdict(const std::function<void()>& launch)> check;  // one run on a poisoned output
+  // A checked run is poison(), the launch, verify(): the output poisoned (all bits set) first.
+  std::function<void()> poison;
+  std::function<Verdict()> verify;
   std::function<void()> cub;    // the library a user would pick, on the same data
   Contender floor;
   std::vector<std::pair<const VariantName*, std::function<void()>>> variants;
@@ -268,7 +278,6 @@ class Problem {
   }
 };
 
-// The largest --n.
 inline size_t max_n(const Options& opt) { return *std::max_element(opt.sizes.begin(), opt.sizes.end()); }
 
 // Every case of problem `p`: CUB and each chosen variant verified on a poisoned output (with
@@ -283,19 +292,22 @@ inline bool run_problem(const Options& opt, Bench& bench, const char* step, Prob
           std::string running = "cub";
           try {
             Case c = p.make_case(dtype, n, shape, offset, ctx);
-            const Verdict cv = c.check(c.cub);
+            c.poison(), c.cub();
+            const Verdict cv = c.verify();
             all_ok &= cv.ok;
             std::vector<Contender> contenders{{"cub", "cub", c.cub, check_text(cv), cv.ok}};
             if (!opt.check_only) contenders.push_back(c.floor);
             for (const auto& [v, launch] : c.variants) {
               running = v->name;
-              Verdict verdict = c.check(launch);
+              c.poison(), launch();
+              Verdict verdict = c.verify();
               std::string text = check_text(verdict, v->expect_correct);
               if (verdict.ok && !v->expect_correct) text = "right this time, but unreliable (see the docs): " + verdict.detail;
               std::string results;  // --repeat-results: each result verified, all printed
               std::set<std::string> distinct;
               for (int r = 0; r < opt.repeat_results && !verdict.got.empty(); ++r) {
-                const Verdict rv = c.check(launch);
+                c.poison(), launch();
+                const Verdict rv = c.verify();
                 results += " " + rv.got;
                 distinct.insert(rv.got);
                 if (!rv.ok && v->expect_correct)
@@ -335,7 +347,7 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
                                         " on the GPU, verified and timed against CUB.";
   Options opt;
   if (int code = parse_program(argc, argv, step, reads, about, groups, opt, {}, own); code >= 0) return code;
-  return exit_code_of(step, [&] {
+  try {  // not exit_code_of: two calls fewer between main and a launcher
     if (needs && needs(opt.device, step)) return 77;
     if (int code = open_device(opt.device, step); code >= 0) return code;
     const DeviceInfo dev = device_info(opt.device);
@@ -358,7 +370,9 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
       ok &= run_problem(opt, bench, step, *p, ctx);
     }
     return verdict_code(step, ok);
-  });
+  } catch (...) {
+    return exit_code_of_error(step);
+  }
 }
 
 // The array sum of steps 00-05, 07 and 09: one value from n elements, CUB's DeviceReduce::Sum
@@ -401,9 +415,8 @@ class ArraySum : public Problem {
     Case c;
     c.n = n;
     c.bytes = n * sizeof(T);
-    c.check = [=](const std::function<void()>& launch) {  // on a poisoned output: all bits set
-      CUDA_CHECK(cudaMemsetAsync(out, 0xFF, sizeof(T), s));
-      launch();
+    c.poison = [=] { CUDA_CHECK(cudaMemsetAsync(out, 0xFF, sizeof(T), s)); };  // all bits set
+    c.verify = [=] {
       T got{};
       CUDA_CHECK(cudaMemcpyAsync(&got, out, sizeof(T), cudaMemcpyDeviceToHost, s));
       CUDA_CHECK(cudaStreamSynchronize(s));

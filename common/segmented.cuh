@@ -201,9 +201,8 @@ class Segmented : public Problem {
     c.shape = "cols=" + std::to_string(cols);
     c.bytes = total * sizeof(T) + rows * sizeof(T);
     // One run on a poisoned output (rows + 1 slots: the extra one catches a write past the end).
-    c.check = [=, seed = opt_.seed](const std::function<void()>& launch) {
-      CUDA_CHECK(cudaMemsetAsync(out, 0xFF, (rows + 1) * sizeof(T), s));
-      launch();
+    c.poison = [=] { CUDA_CHECK(cudaMemsetAsync(out, 0xFF, (rows + 1) * sizeof(T), s)); };
+    c.verify = [=, seed = opt_.seed] {
       std::vector<T> got(rows + 1);
       CUDA_CHECK(cudaMemcpyAsync(got.data(), out, (rows + 1) * sizeof(T), cudaMemcpyDeviceToHost, s));
       CUDA_CHECK(cudaStreamSynchronize(s));

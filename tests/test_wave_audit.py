@@ -40,6 +40,20 @@ class WaveAudit(unittest.TestCase):
                 found = run("--scan", copy).stdout
                 self.assertTrue(found.strip(), f"not caught: {mutant}")
 
+    def test_32_in_the_hip_branch_of_portable_hpp_is_caught(self):
+        portable = os.path.join(ROOT, "steps", "step10_hip", "portable.hpp")
+        with open(portable) as f:
+            text = f.read()
+        hip_line = "constexpr int kWaveSize = __AMDGCN_WAVEFRONT_SIZE;"
+        self.assertEqual(text.count(hip_line), 1)
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = os.path.join(tmp, "portable.hpp")
+            with open(copy, "w") as f:
+                f.write(text.replace(hip_line, "constexpr int kWaveSize = 32;"))
+            found = run("--scan", copy).stdout.strip().splitlines()
+            self.assertEqual(len(found), 1, found)  # the HIP branch's line; CUDA's own 32 stays allowed
+            self.assertIn("wave-size", found[0])
+
     def test_a_stale_table_is_caught(self):
         with tempfile.TemporaryDirectory() as tmp:
             for part in ("scripts", "docs", "steps", "common"):

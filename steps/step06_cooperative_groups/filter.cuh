@@ -230,10 +230,11 @@ class Filter : public Problem {
     c.shape = shape;
     c.bytes = (n + expected_.size()) * sizeof(T);
     // One run on a poisoned output and count (all bits set), then the three checks.
-    c.check = [=, expected = &expected_, sorter = &sorter_](const std::function<void()>& launch) {
+    c.poison = [=] {
       CUDA_CHECK(cudaMemsetAsync(out, 0xFF, (n + 1) * sizeof(T), s));
       CUDA_CHECK(cudaMemsetAsync(count, 0xFF, sizeof *count, s));
-      launch();
+    };
+    c.verify = [=, expected = &expected_, sorter = &sorter_] {
       unsigned long long kept = 0;
       CUDA_CHECK(cudaMemcpyAsync(&kept, count, sizeof kept, cudaMemcpyDeviceToHost, s));
       CUDA_CHECK(cudaStreamSynchronize(s));

@@ -303,9 +303,8 @@ class Normalize : public Problem {
     c.shape = "normalize";
     c.bytes = 2 * n * sizeof(float);
     // One run on a poisoned output (out[-1] .. out[n], all bits set), then every element.
-    c.check = [=, seed = seed_, key = key_](const std::function<void()>& launch) {
-      CUDA_CHECK(cudaMemsetAsync(out - 1, 0xFF, (n + 2) * sizeof(float), s));
-      launch();
+    c.poison = [=] { CUDA_CHECK(cudaMemsetAsync(out - 1, 0xFF, (n + 2) * sizeof(float), s)); };
+    c.verify = [=, seed = seed_, key = key_] {
       std::vector<uint32_t> got(n + 2);
       CUDA_CHECK(cudaMemcpyAsync(got.data(), out - 1, (n + 2) * sizeof(float), cudaMemcpyDeviceToHost, s));
       CUDA_CHECK(cudaStreamSynchronize(s));

@@ -25,7 +25,7 @@ namespace port {
 // compiler defines the width for each offload target it compiles the device code for: device
 // code only (the host asks the GPU: hipDeviceProp_t::warpSize).
 constexpr int kWaveSize = __AMDGCN_WAVEFRONT_SIZE;
-using lane_mask = unsigned long long;  // HIP's ballots and masks are 64 bits wide on every target
+using lane_mask = unsigned long long;  // __ballot returns 64 bits on every target, wave32 too
 // HIP 5.2 has no *_sync shuffles and no __syncwarp: a wavefront runs its lanes in lockstep.
 template <typename T>
 __device__ T shfl_down(T value, int delta) { return __shfl_down(value, delta, kWaveSize); }
@@ -43,6 +43,11 @@ unsigned resident_blocks(Kernel kernel, int threads) {
   check(hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, device), "hipDeviceGetAttribute");
   check(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_cu, kernel, threads, 0), "hipOccupancyMaxActiveBlocks...");
   return unsigned(cus) * unsigned(per_cu);
+}
+// Enough blocks to cover n once, no more than fit at once, at least one (launch.cuh's, for HIP).
+inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
+  const size_t need = (n + per_block - 1) / per_block;
+  return unsigned(need < 1 ? 1 : need < resident ? need : resident);
 }
 }  // namespace port
 #define GPU_CHECK(call) ::port::check((call), #call)
@@ -70,6 +75,7 @@ using lane_mask = unsigned;  // one bit per lane of a 32-lane warp
 template <typename T>
 __device__ T shfl_down(T value, int delta) { return __shfl_down_sync(~lane_mask(0), value, delta); }
 
+using harness::grid_for;
 using harness::resident_blocks;
 }  // namespace port
 #define GPU_CHECK(call) CUDA_CHECK(call)

@@ -1,8 +1,8 @@
 // Step 10 - one source for NVIDIA and AMD: the ladder's ideas with no 32 written into them.
 //
 // An NVIDIA warp is 32 threads; an AMD wavefront is 64 on CDNA (MI200: gfx90a) and 32 on RDNA
-// (gfx1030). Steps 00-09 assume 32 (`& 31`, `>> 5`, 0xffffffff masks, tiled_partition<32>;
-// chapter 10 lists every place). Here the width is port::kWaveSize, which each compiler sets
+// (gfx1030). Steps 00-09 assume 32 (`threadIdx.x / 32`, `warp_sums[32]`, 0xffffffff masks,
+// shuffle trees from `offset = 16`, tiled_partition<32>; chapter 10 lists where). Here the width is port::kWaveSize, which each compiler sets
 // for each GPU it compiles for, and the few names that differ are in portable.hpp.
 //
 //   block_atomic  step 05's design: 16-byte loads, a block sum of wavefront shuffles, one
@@ -87,11 +87,6 @@ __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_
   return sum;
 }
 
-// Enough blocks to cover n once, no more than fit at once, at least one.
-inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
-  return unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
-}
-
 // ---- block_atomic ---------------------------------------------------------------------------
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduce_block_atomic(const T* __restrict__ in, size_t n, T* out) {
@@ -102,7 +97,7 @@ __global__ void __launch_bounds__(kThreads) reduce_block_atomic(const T* __restr
 
 template <typename T>
 void block_atomic(const T* in, size_t n, T* out, gpuStream_t stream) {
-  const unsigned blocks = grid_for(n, kPerBlock, port::resident_blocks(reduce_block_atomic<T>, kThreads));
+  const unsigned blocks = port::grid_for(n, kPerBlock, port::resident_blocks(reduce_block_atomic<T>, kThreads));
   GPU_CHECK(gpuMemsetAsync(out, 0, sizeof(T), stream));
   reduce_block_atomic<T><<<blocks, kThreads, 0, stream>>>(in, n, out);
   GPU_CHECK(gpuGetLastError());
@@ -128,7 +123,7 @@ __global__ void __launch_bounds__(kThreads) reduce_grid_sync(const T* __restrict
 // match the kernel's parameters exactly: nothing checks them (chapter 07).
 template <typename T>
 void grid_sync(const T* in, size_t n, T* out, T* partials, gpuStream_t stream) {
-  const unsigned blocks = grid_for(n, kPerBlock, port::resident_blocks(reduce_grid_sync<T>, kThreads));
+  const unsigned blocks = port::grid_for(n, kPerBlock, port::resident_blocks(reduce_grid_sync<T>, kThreads));
   void* args[] = {&in, &n, &partials, &out};
   GPU_CHECK(gpuLaunchCooperativeKernel(reduce_grid_sync<T>, dim3(blocks), dim3(kThreads), args, 0, stream));
 }
@@ -154,7 +149,7 @@ __global__ void __launch_bounds__(kThreads) rows_tile(const T* __restrict__ in, 
 
 template <typename T>
 void tile_rows(const T* in, size_t rows, size_t cols, T* out, gpuStream_t stream) {
-  const unsigned blocks = grid_for(rows, kThreads / kTile, port::resident_blocks(rows_tile<T>, kThreads));
+  const unsigned blocks = port::grid_for(rows, kThreads / kTile, port::resident_blocks(rows_tile<T>, kThreads));
   rows_tile<T><<<blocks, kThreads, 0, stream>>>(in, rows, cols, out);
   GPU_CHECK(gpuGetLastError());
 }
@@ -231,11 +226,14 @@ bool check_array(const char* dtype, size_t n, size_t offset, uint64_t seed) {
     GPU_CHECK(hipMemcpy(&got, out, sizeof(T), hipMemcpyDeviceToHost));
     return verdict(got, ref, n);
   };
+  // Each run on a poisoned output (all bits set), so none can pass on an earlier one's sum.
+  auto poison = [&] { GPU_CHECK(hipMemset(out, 0xFF, sizeof(T))); };
   bool ok = true;
-  block_atomic(in, n, out, nullptr);
+  poison(), block_atomic(in, n, out, nullptr);
   ok &= check_line<T>(dtype, n, offset, "block_atomic", result());
-  grid_sync(in, n, out, partials, nullptr);
+  poison(), grid_sync(in, n, out, partials, nullptr);
   ok &= check_line<T>(dtype, n, offset, "grid_sync", result());
+  poison();
   GPU_CHECK(rocprim::reduce(temp, temp_bytes, in, out, n, rocprim::plus<T>()));
   ok &= check_line<T>(dtype, n, offset, "rocprim_reduce", result());
   for (void* p : {static_cast<void*>(buf), static_cast<void*>(out), static_cast<void*>(partials), temp}) GPU_CHECK(hipFree(p));
@@ -251,6 +249,7 @@ bool check_rows(const char* dtype, size_t rows, size_t cols, uint64_t seed) {
   GPU_CHECK(hipMalloc(&in, host.size() * sizeof(T)));
   GPU_CHECK(hipMalloc(&out, rows * sizeof(T)));
   GPU_CHECK(hipMemcpy(in, host.data(), host.size() * sizeof(T), hipMemcpyHostToDevice));
+  GPU_CHECK(hipMemset(out, 0xFF, rows * sizeof(T)));  // poisoned: a row never written fails
   tile_rows(in, rows, cols, out, nullptr);
   GPU_CHECK(hipMemcpy(got.data(), out, rows * sizeof(T), hipMemcpyDeviceToHost));
   size_t wrong = 0;
