@@ -63,7 +63,8 @@ __device__ T block_sum(T value) {
 // [/docs:wave-sum]
 
 // This thread's share of in[0..n) for `stride` threads: a scalar head up to the first 16-byte
-// boundary, 16-byte loads (kVectorsInFlight in flight), a scalar tail (step 05's loop).
+// boundary, 16-byte loads (kVectorsInFlight in flight), a scalar tail. Step 05's loop, copied
+// from common/vector_reads.cuh, which hipcc cannot include (it needs cg::reduce).
 template <typename T>
 __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_t stride) {
   using V = typename Vec4<T>::type;
