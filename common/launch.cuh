@@ -1,5 +1,5 @@
-// The launch side of the harness: the one harness file a reader of a kernel or a launcher
-// needs (steps 06-09 also use step 05's loop from vector_reads.cuh). It has the error checks,
+// The launch side of the harness: the one common/ file a reader of a kernel or a launcher
+// needs (with the step's own folder; steps 06-09 also use vector_reads.cuh). It has the error checks,
 // `Launch` (everything a launcher gets besides its input and output), the grid size from the
 // occupancy API, and the cooperative launch. Everything else in common/ (bench.cuh,
 // run_step.cuh: input, verification, timing, CUB, CSV) sits behind run_step() in a step's
