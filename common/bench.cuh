@@ -102,7 +102,7 @@ struct L2Flush {
 // and writes out[0..m) (m <= n): m = 0 for a sum, the row sums of a segmented sum, the kept
 // elements of a filter, m = n for a copy. 16-byte loads and stores, four loads in flight per
 // thread, scalar accesses for the unaligned ends. Its time is the cost of touching the data,
-// launch and DRAM latency included: no solution of the problem can take less. It writes
+// launch and DRAM latency included: no proven bound (read_probe found a read ~1% faster). It writes
 // elements it read, in order (shifted by up to three places where in and out are aligned
 // differently: only the bytes moved matter); the loads it does not store fold into an XOR
 // whose store is never taken, which keeps them alive. out: room for m elements, at least one.
@@ -193,9 +193,8 @@ inline void set_timing(CsvRow& row, const Timing& t) {
   row.batch = t.batch;
 }
 
-// --csv FILE, opened to append (not opened when empty): a new or empty file gets `header`; one
-// that starts with another header is an error, as rows of two schemas in one file would not
-// load (plots/migrate_csv.py converts an older results CSV).
+// --csv FILE, opened to append (none: not opened); a new or empty file gets `header`, one that
+// starts with another is an error: two schemas in one file would not load (see migrate_csv.py).
 inline std::ofstream open_csv(const std::string& path, const std::string& header) {
   std::ofstream out;
   if (path.empty()) return out;

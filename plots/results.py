@@ -245,9 +245,12 @@ def ratio(x):
 
 
 def ladder_table(rows, device, dtype, n, steps=None, all_variants=False):
-    """Markdown table at size n: step, variant, GB/s, % of peak, x CUB, x floor; then a CUB
-    line and a floor line. x CUB and x floor are the rows' own same-run ratios (median
-    over the rows of that step and variant), not a ratio of medians pooled over programs."""
+    """Markdown table at size n: step, variant, GB/s, % of peak, x CUB, x floor, and beside each
+    step the GB/s of CUB and of the floor in that step's own runs (its GB/s / x CUB and its
+    GB/s x x floor). x CUB and x floor are the rows' own same-run ratios (median over the rows
+    of that step and variant). No pooled CUB or floor line: CUB and the floor are timed in
+    every program's run, and their speed from run to run differs by more than the gaps
+    between the leading steps, so a figure is only set beside those of its own run."""
     c = curves(rows, device, dtype)
     x_cub, x_floor = curves(rows, device, dtype, field="x_cub"), curves(rows, device, dtype, field="x_floor")
     pk = peak(rows, device)
@@ -258,17 +261,15 @@ def ladder_table(rows, device, dtype, n, steps=None, all_variants=False):
     if steps is not None:
         entries = [e for e in entries if short(e[0]) in steps]
 
-    def line(label, variant, key, g, xc=None, xf=None):
-        xc = x_cub.get(key, {}).get(n) if xc is None else xc
-        xf = x_floor.get(key, {}).get(n) if xf is None else xf
-        return f"| {label} | {variant} | {g:.0f} | {100 * g / pk:.1f}% | {ratio(xc)} | {ratio(xf)} |"
+    def line(label, variant, key, g):
+        xc, xf = x_cub.get(key, {}).get(n), x_floor.get(key, {}).get(n)
+        cub = f"{g / xc:.0f}" if xc else "-"
+        floor = f"{g * xf:.0f}" if xf else "-"
+        return f"| {label} | {variant} | {g:.0f} | {100 * g / pk:.1f}% | {ratio(xc)} | {ratio(xf)} | {cub} | {floor} |"
 
-    lines = ["| step | variant | GB/s | % of peak | x CUB | x floor |", "|---|---|---:|---:|---:|---:|"]
+    lines = ["| step | variant | GB/s | % of peak | x CUB | x floor | CUB GB/s, same run | floor GB/s, same run |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     lines += [line(s, v, (s, v), g) for s, v, g in entries]
-    if n in c.get(CUB, {}):
-        lines.append(line(CUB_LABEL, "-", CUB, c[CUB][n], xc=1.0))
-    if n in c.get(FLOOR, {}):
-        lines.append(line(FLOOR_LABEL, "-", FLOOR, c[FLOOR][n], xf=1.0))
     return "\n".join(lines)
 
 

@@ -172,7 +172,7 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads, 2) reduce_nccl_lsa(const T* __restrict__ in, size_t n, T* partials,
                                                             ncclDevComm comm, ncclWindow_t window, unsigned half,
                                                             T* out) {
-  const T s = shard_sum(in, n, partials);  // ends with grid.sync: the other blocks may leave
+  const T s = shard_sum(in, n, partials);  // grid.sync, then block 0's block_sum: the others may leave
   if (blockIdx.x != 0) return;
   const size_t slot = (size_t(half) * comm.lsaSize + comm.lsaRank) * sizeof(T);
   if (threadIdx.x == 0)
