@@ -22,8 +22,8 @@ using gpuStream_t = hipStream_t;
 
 namespace port {
 // A wavefront is 64 lanes on CDNA (gfx90a) and 32 on RDNA (gfx1030, its default wave32). The
-// compiler defines the width for each offload target it compiles the device code for: device
-// code only (the host asks the GPU: hipDeviceProp_t::warpSize).
+// compiler defines the width for each offload target's device code; the host pass sees 64
+// whatever the target, so never use it in host code (the host asks hipDeviceProp_t::warpSize).
 constexpr int kWaveSize = __AMDGCN_WAVEFRONT_SIZE;
 using lane_mask = unsigned long long;  // __ballot returns 64 bits on every target, wave32 too
 // HIP 5.2 has no *_sync shuffles and no __syncwarp: a wavefront runs its lanes in lockstep.

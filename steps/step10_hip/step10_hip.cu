@@ -193,6 +193,8 @@ int main(int argc, char** argv) {
 
 #include "reference.hpp"
 
+__global__ void wave_size_of_image(int* out) { *out = port::kWaveSize; }
+
 template <typename T>
 harness::Verdict verdict(T got, const harness::Reference& ref, size_t n) {
   if constexpr (std::is_same_v<T, unsigned>) return harness::verify(got, ref);
@@ -270,7 +272,16 @@ int main() {
   }
   hipDeviceProp_t prop{};
   GPU_CHECK(hipGetDeviceProperties(&prop, 0));
-  std::printf("step10_hip on %s (%s, wavefront %d), check only\n", prop.name, prop.gcnArchName, prop.warpSize);
+  int coop = 0, compiled_wave = 0, *d_wave = nullptr;
+  GPU_CHECK(hipDeviceGetAttribute(&coop, hipDeviceAttributeCooperativeLaunch, 0));
+  if (!coop) return std::printf("step10_hip: GPU 0 cannot launch cooperative kernels; skipping.\n"), 77;
+  GPU_CHECK(hipMalloc(&d_wave, sizeof(int)));  // which width the device image that runs was built for
+  wave_size_of_image<<<1, 1>>>(d_wave);
+  GPU_CHECK(hipMemcpy(&compiled_wave, d_wave, sizeof(int), hipMemcpyDeviceToHost));
+  GPU_CHECK(hipFree(d_wave));
+  std::printf("step10_hip on %s (%s, wavefront %d; this image's kWaveSize %d), check only\n", prop.name,
+              prop.gcnArchName, prop.warpSize, compiled_wave);
+  if (compiled_wave != prop.warpSize) return std::printf("step10_hip: FAILED: width mismatch\n"), 1;
   const uint64_t seed = 12345;
   bool ok = true;
   for (size_t n : {size_t(1), size_t(3), size_t(1000), size_t(65537), (size_t(1) << 20) + 3, (size_t(1) << 24) + 5})
