@@ -281,7 +281,8 @@ def pow2(n):
 def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False, shape=ARRAY,
                 cub_label="DeviceReduce::Sum"):
     """Markdown table, one column per size: every variant of the given steps as
-    'GB/s (x CUB)', x CUB the row's own same-run ratio; then CUB and the floor.
+    'GB/s (x CUB)', x CUB the row's own same-run ratio; then CUB and the floor, each the median
+    of its rows of all the programs' runs ("(all runs)": their GB/s is not any one step's run).
     show_wrong: also variants whose sum was wrong, marked '(wrong sum)'. `shape` picks the
     problem (array -> one sum by default; "normalize" for step 07's array -> array)."""
     c = curves(rows, device, dtype, include_wrong=show_wrong, shape=shape)
@@ -300,10 +301,10 @@ def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False, shape=
             continue
         label = f"{variant} (wrong sum)" if (step, variant) in wrong else variant
         lines.append(f"| {step} | {label} | " + " | ".join(cells((step, variant))) + " |")
-    lines.append(f"| CUB | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
+    lines.append(f"| CUB (all runs) | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
     for key in sorted(k for k in c if k[0] == FLOOR[0]):
         if any(n in c[key] for n in sizes):
-            lines.append(f"| floor | {FLOOR_VARIANT_LABELS[key[1]]} | " + " | ".join(cells(key)) + " |")
+            lines.append(f"| floor (all runs) | {FLOOR_VARIANT_LABELS[key[1]]} | " + " | ".join(cells(key)) + " |")
     return "\n".join(lines)
 
 
@@ -339,9 +340,9 @@ def shapes_table(rows, device, dtype, step, shapes, cub_label, n=None):
     lines = ["| step | variant | " + " | ".join(shapes) + " |", "|---|---|" + "---:|" * len(shapes)]
     for key in sorted(k for k in gbps if k[0] == step):
         lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(cells(key)) + " |")
-    lines.append(f"| CUB | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
+    lines.append(f"| CUB (all runs) | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
     for key in sorted(k for k in gbps if k[0] == FLOOR[0]):
-        lines.append(f"| floor | {FLOOR_VARIANT_LABELS[key[1]]} | " + " | ".join(cells(key)) + " |")
+        lines.append(f"| floor (all runs) | {FLOOR_VARIANT_LABELS[key[1]]} | " + " | ".join(cells(key)) + " |")
     return "\n".join(lines)
 
 
@@ -367,9 +368,9 @@ def latency_table(rows, device, dtype, sizes, steps=None, all_variants=False):
     lines = ["| step | variant | " + " | ".join(f"n = {pow2(n)}" for n in sizes) + " |",
              "|---|---|" + "---:|" * len(sizes)]
     lines += [line(s, v, (s, v)) for s, v in keys]
-    lines.append(line("CUB", "DeviceReduce::Sum", CUB))
+    lines.append(line("CUB (all runs)", "DeviceReduce::Sum", CUB))
     if FLOOR in us:
-        lines.append(line("floor", "plain read", FLOOR))
+        lines.append(line("floor (all runs)", "plain read", FLOOR))
     return "\n".join(lines)
 
 

@@ -183,8 +183,8 @@ class Results(unittest.TestCase):
         self.assertNotIn("1.03", line)
         sizes = results.sizes_table(self.rows, "Sample GPU", "int", [1 << 24, 1 << 30], steps=["step05"])
         self.assertIn("| step05_vectorized | v4_batch4 | 744 GB/s (1.08x) | 930 GB/s (1.08x) |", sizes)
-        self.assertIn("| CUB | DeviceReduce::Sum | 720 GB/s | 900 GB/s |", sizes)
-        self.assertIn("| floor | plain read | 760 GB/s (1.06x) | 950 GB/s (1.06x) |", sizes)
+        self.assertIn("| CUB (all runs) | DeviceReduce::Sum | 720 GB/s | 900 GB/s |", sizes)
+        self.assertIn("| floor (all runs) | plain read | 760 GB/s (1.06x) | 950 GB/s (1.06x) |", sizes)
 
     def test_floor_is_only_its_own_curve(self):
         for dtype in ("int", "float"):
@@ -204,15 +204,15 @@ class Results(unittest.TestCase):
         self.assertIn(" 4618.2 µs (4572.1-4710.6) |", table_line(table, "| step05_vectorized |"))
         # CUB pools the rows of four programs: the lowest min and the highest max of them
         cub_us = [2 ** 30 * 4 / (gbps(f, 30) * 1e9) * 1e6 for f in (0.86, 0.90)]
-        self.assertIn(f" ({cub_us[1] * LOW:.1f}-{cub_us[0] * HIGH:.1f}) |", table_line(table, "| CUB |"))
+        self.assertIn(f" ({cub_us[1] * LOW:.1f}-{cub_us[0] * HIGH:.1f}) |", table_line(table, "| CUB (all runs) |"))
         # The same rows without their spread (a 13-column file): the median alone, as before
         with open(self.csv) as f:
             lines = f.read().split("\n")
         old = self.write("no_spread.csv", "\n".join([NO_SPREAD_HEADER] + [",".join(l.split(",")[:13]) for l in lines[1:] if l]))
         plain = results.latency_table(results.load([old]), "Sample GPU", "int", [1 << 20, 1 << 30])
         self.assertTrue(table_line(plain, "| step05_vectorized |").endswith(" 4618.2 µs |"), plain)
-        self.assertIn("| CUB | DeviceReduce::Sum |", table)
-        self.assertIn("| floor | plain read |", table)
+        self.assertIn("| CUB (all runs) | DeviceReduce::Sum |", table)
+        self.assertIn("| floor (all runs) | plain read |", table)
         self.assertNotIn("plain (", table)  # the figures' pick: no wrong variant
 
     def test_schema_errors(self):
