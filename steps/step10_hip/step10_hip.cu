@@ -2,8 +2,8 @@
 //
 // An NVIDIA warp is 32 threads; an AMD wavefront is 64 on CDNA (MI200: gfx90a) and 32 on RDNA
 // (gfx1030). Steps 00-09 assume 32 (`threadIdx.x / 32`, `warp_sums[32]`, 0xffffffff masks,
-// shuffle trees from `offset = 16`, tiled_partition<32>; chapter 10 lists where). Here the width is port::kWaveSize, which each compiler sets
-// for each GPU it compiles for, and the few names that differ are in portable.hpp.
+// shuffle trees from `offset = 16`, tiled_partition<32>; chapter 10 lists where). Here the
+// width is port::kWaveSize, set by each compiler for each GPU; other differences: portable.hpp.
 //
 //   block_atomic  step 05's design: 16-byte loads, a block sum of wavefront shuffles, one
 //                 atomicAdd per block (the output zeroed first)
