@@ -6,6 +6,9 @@
 # problems have another shape: 2^26 elements as rows of 1..2^20 (and the blog's 2048 x 262144
 # floats), the filter at four pass rates.
 step06_cols=1,2,4,8,16,32,64,128,256,1024,4096,2^16,2^20
+# Step 09's cluster_rows (whose auto is the project's segmented sum): every power of two from
+# 1 to 2^20, and one odd length.
+step09_cols=$(seq -s, -f '2^%g' 0 20),8193
 all_sizes=$(seq -s, -f '2^%g' 10 30)
 # Past 2^31 elements, inputs and outputs, every problem shape (CTest's large-n tests, the same
 # shapes): one run per line, "program flags", each run with --check --offset 0,3. A step
@@ -13,7 +16,7 @@ all_sizes=$(seq -s, -f '2^%g' 10 30)
 large_n_args() {
   case $1 in
     step06_filter) echo "$1 --dtype all --n 2^31+5 --pass-rate 50,100" ;;
-    step09_cluster_rows) echo "$1 --dtype all --n 2^31+5 --cols 2^31+5,2^20+3" ;;
+    step09_cluster_rows) echo "$1 --dtype all --n 2^31+5 --cols 2^31+5,2^20+3,1,256" ;;
     step06_*) printf '%s\n' "$1 --dtype all --n 2^31+5 --cols 2^31+5" \
                             "$1 --dtype all --n 2^31+1048576 --cols 33,4099" \
                             "$1 --dtype int --n 2^31+5 --cols 1" ;;
@@ -25,7 +28,8 @@ large_n_args() {
 verify_args() {
   case $1 in
     step06_filter) echo "--n 2^26 --pass-rate 0,1,50,100" ;;
-    step06_*|step09_cluster_rows) echo "--n 2^26 --cols $step06_cols" ;;
+    step06_*) echo "--n 2^26 --cols $step06_cols" ;;
+    step09_cluster_rows) echo "--n 2^26 --cols $step09_cols" ;;
     step08_*) echo "--n 1,2,3,31,1023,4099,2^20+1,2^24+7,2^30+3" ;;
     *) echo "--n $all_sizes,2^30+3" ;;
   esac
@@ -33,7 +37,8 @@ verify_args() {
 sweep_args() {
   case $1 in
     step06_filter) echo "--n 2^26 --pass-rate 0,1,50,100" ;;
-    step06_*|step09_cluster_rows) echo "--n 2^26 --cols $step06_cols" ;;
+    step06_*) echo "--n 2^26 --cols $step06_cols" ;;
+    step09_cluster_rows) echo "--n 2^26 --cols $step09_cols" ;;
     step08_*) echo "--n $(seq -s, -f '2^%g' 16 2 32)" ;;  # strong and weak scaling: see the 1-GPU run below
     step07_normalize) echo "--n $(seq -s, -f '2^%g' 16 28)" ;;
     *) echo "--n $all_sizes" ;;

@@ -11,8 +11,12 @@
 //                06's block_v4 idea). The baseline in the same run; --cluster leaves it at 1.
 //   cluster_row  clusters of C blocks per row, C chosen from the shape (or --cluster C).
 //   warp_row     a warp per row (rows of 17 to 2^17 elements).
-//   auto         what a library would pick from the row length: a thread per row, a warp per
-//                row, then cluster_row (whose C is 1, i.e. block_row, when rows fill the GPU).
+//   packed_rows  rows of 1-512 elements (powers of two) packed into 16-byte loads, 4 in flight
+//                per thread, summed inside the warp (packed_rows.cuh): short rows at the
+//                floor's speed. Other short shapes take a thread or a warp per row (a note says).
+//   auto         what a library would pick from the row length: packed_rows where it fits,
+//                else a thread or a warp per row, then cluster_row (whose C is 1, i.e.
+//                block_row, when rows fill the GPU).
 // block_row and cluster_row run on rows of 256 elements or more (a block per shorter row idles).
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -24,6 +28,7 @@
 #include <utility>
 
 #include "clusters.cuh"
+#include "packed_rows.cuh"
 #include "segmented.cuh"
 #include "vector_reads.cuh"
 
@@ -211,13 +216,24 @@ void cluster_rows(int cluster, const char* variant, const T* in, size_t rows, si
 }
 // [/docs:cluster-row-launch]
 
+// Rows too short for a block: packed_rows where the shape fits it (a power-of-two length up
+// to 512, a 16-byte aligned matrix), else a thread per row (up to 16) or a warp per row.
+template <typename T>
+void short_rows(const char* variant, const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
+  if (packed_rows::fits(in, cols)) return packed_rows::launch(in, rows, cols, out, ctx);
+  if (cols <= packed_rows::kMaxCols)
+    harness::note_once("note: " + std::string(variant) + ": rows of " + std::to_string(cols) +
+                       " or a matrix not 16-byte aligned: a thread or a warp per row, not packed_rows");
+  if (cols <= kThreadRowMaxCols) return launch_short_rows(rows_thread<T>, kThreads, in, rows, cols, out, ctx);
+  launch_short_rows(rows_warp<T>, kThreads / 32, in, rows, cols, out, ctx);
+}
+
 // auto: the group that suits the row length. Past kTileRowMaxCols it is cluster_row with the
 // size cluster_size_for picks: 1 (block_row) when the rows alone fill the GPU, more when they
 // are few and long. --cluster forces that size here too, as in cluster_row.
 template <typename T>
 void auto_rows(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
-  if (cols <= kThreadRowMaxCols) return launch_short_rows(rows_thread<T>, kThreads, in, rows, cols, out, ctx);
-  if (cols <= kTileRowMaxCols) return launch_short_rows(rows_warp<T>, kThreads / 32, in, rows, cols, out, ctx);
+  if (cols <= kTileRowMaxCols) return short_rows("auto", in, rows, cols, out, ctx);
   cluster_rows(cluster_size_for<T>(rows, cols, "auto", ctx), "auto", in, rows, cols, out, ctx);
 }
 
@@ -236,12 +252,16 @@ int main(int argc, char** argv) {
              using T = harness::elem_t<decltype(in)>;
              cluster_rows(cluster_size_for<T>(rows, cols, "cluster_row", ctx), "cluster_row", in, rows, cols, out, ctx);
            }, harness::rows_from(256)},
-          {"warp_row", "a warp per row, 16-byte loads, cg::reduce (auto's choice for short rows)",
+          {"warp_row", "a warp per row, 16-byte loads, cg::reduce (auto's choice to 8192 where packed_rows does not fit)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
              launch_short_rows(rows_warp<harness::elem_t<decltype(in)>>, kThreads / 32, in,
                                rows, cols, out, ctx);
            }, harness::rows_between(17, size_t(1) << 17)},
-          {"auto", "a thread (cols <= 16), a warp (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",
+          {"packed_rows", "rows of 1-512 (powers of two) packed into 16-byte loads, summed in the warp",
+           [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
+             short_rows("packed_rows", in, rows, cols, out, ctx);
+           }, harness::rows_up_to(packed_rows::kMaxCols)},
+          {"auto", "packed_rows, a thread (cols <= 16) or a warp (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) { auto_rows(in, rows, cols, out, ctx); }},
       }),
   }, harness::kBatch | harness::kCols | harness::kCluster, harness::clusters_unsupported);
