@@ -2,6 +2,8 @@
 # Step 09's packed_rows on an NVIDIA GPU (issue 24: short rows at the floor's speed), from the
 # repository root: build; then, by mode,
 #   probe  a quick look: --check of every row length, then a sweep of 20 runs each
+#   sweep  the sweep alone (below)
+#   tests  the tests alone (below)
 #   full   packed_rows' CTest tests and step 09's segmented ones (the 2^31+5 one included), the
 #          mutation test's packed_* mutants, memcheck and racecheck of packed_rows, the sweep
 #          gpu_check.sh makes (every power of two 1..2^20 and 8193, 50 runs each) and step 06's
@@ -27,6 +29,7 @@ if [ "$mode" = probe ]; then
   echo "probe sweep: exit $?"
   exit 0
 fi
+if [ "$mode" != sweep ]; then
 ctest --test-dir "$build" -R 'gpu_step09_(cluster_rows|packed)' --output-on-failure >"$out/ctest_step09_rows.log" 2>&1
 grep -E 'Test +#|tests passed' "$out/ctest_step09_rows.log"
 python3 tests/mutation.py run "$build" "$out/mutation_packed.log" --only packed_group_too_wide,packed_drop_tail >/dev/null 2>&1
@@ -36,6 +39,8 @@ for tool in memcheck racecheck; do
     --n 2^20+300 --cols $packed_cols >"$out/${tool}_packed_rows.log" 2>&1
   echo "$tool packed_rows: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/${tool}_packed_rows.log" | tail -1))"
 done
+fi
+[ "$mode" = tests ] && exit 0
 rm -f "$out/step09_cluster_rows.csv" "$out/step06_auto_same_job.csv"
 "$rows" $(sweep_args step09_cluster_rows) --dtype all --csv "$out/step09_cluster_rows.csv" --reps 50 \
   >"$out/sweep_step09_cluster_rows.txt" 2>&1
