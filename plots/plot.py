@@ -19,7 +19,8 @@ For every device found in the files it writes, into DIR:
                            one_cluster, the floor)
 and headline.png: int GB/s vs n with the same curves, one panel per device (the README's figure).
 "Best variant" is the variant of the step that is fastest at the largest n. The floor is a
-plain vectorized read of the same n elements, timed in every run: a reduction can at best match it.
+plain vectorized read of the same n elements, timed in every run: the reference each x floor
+divides by, not a proven bound (read_probe and step 09's packed_rows measured faster).
 Every program times CUB and the floor: a figure of one program takes them from that program's
 run (the rows' "run", see load). The figures show launches timed alone (batch 1), except the
 clusters figure's right panel: for it a file's batched_<name>.csv beside it (100 launches back
@@ -40,7 +41,7 @@ import results  # noqa: E402
 
 STEP_COLORS = {"step00": "#8c564b", "step01": "#e377c2", "step02": "#7f7f7f", "step03": "#bcbd22",
                "step04": "#17becf", "step05": "#d62728", "step06": "#9467bd", "step07": "#2ca02c",
-               "step08": "#ff7f0e", "step09": "#8B008B", "cub": "#1f77b4", "floor": "black"}
+               "step08": "#ff7f0e", "step09": "#8B008B", "step10": "#bc8f8f", "cub": "#1f77b4", "floor": "black"}
 # The two references every run times: how the curves draw them.
 REFERENCE_STYLE = {results.CUB: dict(label=results.CUB_LABEL, color=STEP_COLORS["cub"], lw=2.5, ls="--"),
                    results.FLOOR: dict(label=results.FLOOR_LABEL, color=STEP_COLORS["floor"], lw=1.5, ls="--")}
@@ -351,7 +352,7 @@ def normalize_figure(rows, device, path):
 STEP09, STEP09_ROWS = "step09_clusters", "step09_cluster_rows"
 SEGMENTED_N = 1 << 26  # the segmented sums' sweep: 2^26 elements in all, every row length
 # The clusters figure's curves: (step, variant) -> style. CUB and the floor: REFERENCE_STYLE's.
-CLUSTER_ROW_STYLES = {(STEP09_ROWS, "auto"): dict(label="auto (thread, warp or cluster per row)",
+CLUSTER_ROW_STYLES = {(STEP09_ROWS, "auto"): dict(label="auto (packed rows, a warp or a cluster per row)",
                                                   color=STEP_COLORS["step09"], lw=2, ls="-"),
                       (STEP09_ROWS, "cluster_row"): dict(label="cluster_row (a cluster of C blocks per row)",
                                                          color="#ff7f0e", lw=1.5, ls="-"),

@@ -49,6 +49,7 @@ rows_packed(const T* __restrict__ in, size_t rows, size_t cols, T* __restrict__ 
   const size_t spans = rows * cols / kSpan;
   const size_t warps = size_t(gridDim.x) * (kThreads / 32);
   const int log2_cols = __ffsll(static_cast<long long>(cols)) - 1;  // cols is a power of two: shift, not divide
+  // [docs:packed-rows]
   // A warp-uniform loop: every lane of a warp takes the same spans, so the full-mask shuffles
   // below are legal.
   for (size_t s = (blockIdx.x * size_t(kThreads) + threadIdx.x) / 32; s < spans; s += warps) {
@@ -87,6 +88,7 @@ rows_packed(const T* __restrict__ in, size_t rows, size_t cols, T* __restrict__ 
       }
     }
   }
+  // [/docs:packed-rows]
   // The rows after the last whole span (fewer than kSpan elements; no row straddles the
   // boundary, as cols divides kSpan): a thread per row.
   const size_t tail_row = (spans * kSpan) >> log2_cols, r = tail_row + blockIdx.x * size_t(kThreads) + threadIdx.x;
