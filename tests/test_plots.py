@@ -521,10 +521,10 @@ class Results(unittest.TestCase):
         (left, left_title), (right, right_title) = panels
         self.assertIn("Segmented sum", left_title)
         self.assertIn("int", left_title)
-        self.assertEqual(sorted(left), sorted(["auto (thread, warp or cluster per row)",
+        self.assertEqual(sorted(left), sorted(["auto (packed rows, a warp or a cluster per row)",
                                                "cluster_row (a cluster of C blocks per row)",
                                                "CUB DeviceSegmentedReduce::Sum", "floor (read + write)"]))
-        self.assertEqual(left["auto (thread, warp or cluster per row)"], (list(cols), [900.0] * 5))
+        self.assertEqual(left["auto (packed rows, a warp or a cluster per row)"], (list(cols), [900.0] * 5))
         self.assertEqual(left["cluster_row (a cluster of C blocks per row)"], ([256, 4096, 1 << 20], [650.0] * 3))
         self.assertEqual(left["CUB DeviceSegmentedReduce::Sum"], (list(cols), [111.0] * 5))  # step 09's run, not 06's
         self.assertEqual(left["floor (read + write)"], (list(cols), [999.0] * 5))
