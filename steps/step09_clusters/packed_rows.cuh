@@ -2,7 +2,7 @@
 // (powers of two) read as step 05 reads an array - 16-byte loads, 4 in flight per thread, a
 // full SM of threads - and summed inside the warp. Chapter 09 ("Short rows") measures it.
 //
-// Why a thread or a warp per row is slow here: a thread per row of 16 issues 16 dependent
+// Why a thread or a warp per row is slow here: a thread per row of 16 reads 64 bytes with
 // 4-byte loads; a warp per row of 32 issues one 4-byte load per lane and then waits for it.
 // Either way an SM has far fewer bytes in flight than the memory needs to stay busy (Little's
 // law: bytes in flight = latency x bandwidth; read_probe measures how many that is). Here a
@@ -23,11 +23,13 @@ constexpr size_t kSpan = size_t(32) * kLoads * 4;  // elements a warp reads per 
 constexpr size_t kMaxCols = kSpan;
 
 // The shapes this kernel takes: a power-of-two row length up to 512 (a row never straddles a
-// span, and a row of up to 128 is a group of lanes within one load) and a 16-byte aligned
-// matrix. Others (rows of 33, a matrix shifted by one element) go to the kernels of step 06.
+// span, and a row of up to 128 is a group of lanes within one load), a 16-byte aligned matrix
+// and output (rows of 1 store 16 bytes at a time). Others (rows of 33, a matrix shifted by one
+// element) go to the thread or warp per row.
 template <typename T>
-bool fits(const T* in, size_t cols) {
-  return cols >= 1 && cols <= kMaxCols && (cols & (cols - 1)) == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0;
+bool fits(const T* in, const T* out, size_t cols) {
+  const auto aligned = [](const T* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return cols >= 1 && cols <= kMaxCols && (cols & (cols - 1)) == 0 && aligned(in) && aligned(out);
 }
 
 // The sum over each aligned group of `lanes` lanes (a power of two up to 32), in every lane of
@@ -40,7 +42,8 @@ __device__ T group_sum(T v, unsigned lanes) {
 
 // 6 blocks of 256 per SM (1536 threads): ptxas -v gives 36 registers and no spills (sm_90,
 // CUDA 13.0); asking for 8 blocks forces 32 and spills. 64 bytes in flight per thread is then
-// 96 KiB per SM, past the 32-64 KiB where read_probe's plain read gets within 2% of its best.
+// 96 KiB per SM, past the 32 KiB (H100) and 64 KiB (H200) from which read_probe's plain read
+// gets within 2% of its best.
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 6)
 rows_packed(const T* __restrict__ in, size_t rows, size_t cols, T* __restrict__ out) {

@@ -98,8 +98,8 @@ __global__ void __launch_bounds__(kThreads) rows_cluster(const T* __restrict__ i
 
   // Another block's shared memory may be written only once that block runs. Arrive now,
   // read the first slice, wait just before the first DSMEM store. The arrive is the relaxed
-  // one: "running" needs no memory ordering, and cluster.barrier_arrive() (release) costs
-  // about 3-6 times more (cluster_cost's sync table).
+  // one: "running" needs no memory ordering, and in cluster_cost's sync table a barrier with
+  // the releasing arrive (cluster.sync()) costs about 3-6 times the relaxed arrive + wait.
   if (size > 1) __cluster_barrier_arrive_relaxed();
   T sum = r < rows ? slice_sum(in + r * cols + begin, len) : T(0);
   if (size > 1) __cluster_barrier_wait();
@@ -217,10 +217,10 @@ void cluster_rows(int cluster, const char* variant, const T* in, size_t rows, si
 // [/docs:cluster-row-launch]
 
 // Rows too short for a block: packed_rows where the shape fits it (a power-of-two length up
-// to 512, a 16-byte aligned matrix), else a thread per row (up to 16) or a warp per row.
+// to 512, a 16-byte aligned matrix and output), else a thread per row (up to 16) or a warp per row.
 template <typename T>
 void short_rows(const char* variant, const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
-  if (packed_rows::fits(in, cols)) return packed_rows::launch(in, rows, cols, out, ctx);
+  if (packed_rows::fits(in, out, cols)) return packed_rows::launch(in, rows, cols, out, ctx);
   if (cols <= packed_rows::kMaxCols)
     harness::note_once("note: " + std::string(variant) + ": rows of " + std::to_string(cols) +
                        " or a matrix not 16-byte aligned: a thread or a warp per row, not packed_rows");
