@@ -28,11 +28,8 @@ __host__ __device__ size_t head_count(const T* in, size_t n) {
 
 // Step 05's loop as a function: this thread's share of the array, for `stride` threads
 // numbered from 0 (the whole grid, or one block). Scalar head and tail, 16-byte body, Batch
-// vectors in flight per thread. The vectors left after the last whole batch (fewer than Batch
-// for this thread) are read one at a time, or with BatchedRest as one more batch whose loads
-// past the end are skipped: all issued before any add. That matters where a block waits for
-// its slowest thread (step 09's slices); steps 06-08 keep the loop they were measured with.
-template <int Batch, typename T, bool BatchedRest = false>
+// vectors in flight per thread.
+template <int Batch, typename T>
 __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_t stride) {
   using V = typename Vec4<T>::type;
   const size_t head = head_count(in, n);
@@ -48,17 +45,9 @@ __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_
 #pragma unroll
     for (int b = 0; b < Batch; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);
   }
-  if constexpr (BatchedRest) {
-    V v[Batch - 1];
-#pragma unroll
-    for (int b = 0; b < Batch - 1; ++b) v[b] = i + b * stride < vectors ? body[i + b * stride] : V{};
-#pragma unroll
-    for (int b = 0; b < Batch - 1; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);
-  } else {
-    for (; i < vectors; i += stride) {
-      V v = body[i];
-      sum += (v.x + v.y) + (v.z + v.w);
-    }
+  for (; i < vectors; i += stride) {
+    V v = body[i];
+    sum += (v.x + v.y) + (v.z + v.w);
   }
   if (thread < head) sum += in[thread];
   if (thread < n - tail_begin) sum += in[tail_begin + thread];

@@ -35,7 +35,7 @@
 namespace cg = cooperative_groups;
 using harness::Launch;
 
-// 512 threads: rows_cluster uses 56 (float) and 54 (unsigned) registers (ptxas -v, sm_90,
+// 512 threads: rows_cluster uses 56 (float) and 64 (unsigned) registers (ptxas -v, sm_90,
 // CUDA 13.0), so an SM holds 2 blocks of 512; a block of 1024 would hold an SM alone, and a
 // row's end (block sum, cluster barrier) would stall all of it instead of half. 512 threads x
 // 4 vectors x 16 bytes is 32 KiB of loads in flight per block, 64 KiB per SM. (Fewer registers
@@ -58,14 +58,12 @@ using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the 
 // The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
 // any start and length is right. 4 loads in flight per thread when the slice has a full round
 // of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
-// 4-batch loop would read one at a time). The vectors after the last whole batch go as one
-// more batch (BatchedRest): with one row per block, the block waits for its slowest thread.
+// 4-batch loop would read one at a time).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
-  using vector_reads::thread_sum;
   const bool long_slice = len >= size_t(kThreads) * kVectorsInFlight * 4;
-  return block_sum_typed(long_slice ? thread_sum<kVectorsInFlight, T, true>(slice, len, threadIdx.x, kThreads)
-                                    : thread_sum<2, T, true>(slice, len, threadIdx.x, kThreads));
+  return block_sum_typed(long_slice ? vector_reads::thread_sum<kVectorsInFlight>(slice, len, threadIdx.x, kThreads)
+                              : vector_reads::thread_sum<2>(slice, len, threadIdx.x, kThreads));
 }
 
 // ---- A cluster per row ---------------------------------------------------------------------
