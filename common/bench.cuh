@@ -102,11 +102,10 @@ struct L2Flush {
 // and writes out[0..m) (m <= n): m = 0 for a sum, the row sums of a segmented sum, the kept
 // elements of a filter, m = n for a copy. 16-byte loads and stores, four loads in flight per
 // thread, scalar accesses for the unaligned ends. Its time is the cost of touching the data,
-// launch and DRAM latency included: no proven bound (read_probe found a read ~1% faster, and
-// step 09's packed_rows beats its read + write form at short rows: chapter 09). It writes
-// elements it read, in order (shifted by up to three places where in and out are aligned
-// differently: only the bytes moved matter); the loads it does not store fold into an XOR
-// whose store is never taken, which keeps them alive. out: room for m elements, at least one.
+// launch and DRAM latency included; a reference, not a bound (read_probe and step 09's
+// packed_rows beat it). It writes elements it read, in order (shifted by up to three places
+// where in and out are aligned differently: only the bytes moved matter); the loads it does
+// not store fold into an XOR whose store is never taken (keeps them alive). out: >= 1 slot.
 constexpr int kFloorThreads = 1024;
 __global__ void __launch_bounds__(kFloorThreads) floor_kernel(const uint32_t* in, size_t n, uint32_t* out, size_t m) {
   // elements before the first 16-byte boundary of a pointer, at most `count`

@@ -30,15 +30,15 @@ if [ "$mode" = probe ]; then
   exit 0
 fi
 if [ "$mode" != sweep ]; then
-ctest --test-dir "$build" -R 'gpu_step09_(cluster_rows|packed)' --output-on-failure >"$out/ctest_step09_rows.log" 2>&1
-grep -E 'Test +#|tests passed' "$out/ctest_step09_rows.log"
-python3 tests/mutation.py run "$build" "$out/mutation_packed.log" --only packed_group_too_wide,packed_drop_tail >/dev/null 2>&1
-echo "mutation packed_*: exit $? ($(tail -1 "$out/mutation_packed.log"))"
-for tool in memcheck racecheck; do
-  compute-sanitizer --tool $tool --error-exitcode 9 "$rows" --check --variant packed_rows --dtype all --offset 0 \
-    --n 2^20+300 --cols $packed_cols >"$out/${tool}_packed_rows.log" 2>&1
-  echo "$tool packed_rows: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/${tool}_packed_rows.log" | tail -1))"
-done
+  ctest --test-dir "$build" -R 'gpu_step09_(cluster_rows|packed)' --output-on-failure >"$out/ctest_step09_rows.log" 2>&1
+  grep -E 'Test +#|tests passed' "$out/ctest_step09_rows.log"
+  python3 tests/mutation.py run "$build" "$out/mutation_packed.log" --only packed_group_too_wide,packed_drop_tail >/dev/null 2>&1
+  echo "mutation packed_*: exit $? ($(tail -1 "$out/mutation_packed.log"))"
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 "$rows" --check --variant packed_rows --dtype all --offset 0 \
+      --n 2^20+300 --cols $packed_cols >"$out/${tool}_packed_rows.log" 2>&1
+    echo "$tool packed_rows: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/${tool}_packed_rows.log" | tail -1))"
+  done
 fi
 [ "$mode" = tests ] && exit 0
 rm -f "$out/step09_cluster_rows.csv" "$out/step06_auto_same_job.csv"

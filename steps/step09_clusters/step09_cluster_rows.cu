@@ -223,7 +223,7 @@ void short_rows(const char* variant, const T* in, size_t rows, size_t cols, T* o
   if (packed_rows::fits(in, out, cols)) return packed_rows::launch(in, rows, cols, out, ctx);
   if (cols <= packed_rows::kMaxCols)
     harness::note_once("note: " + std::string(variant) + ": rows of " + std::to_string(cols) +
-                       " or a matrix not 16-byte aligned: a thread or a warp per row, not packed_rows");
+                       " or a matrix or output not 16-byte aligned: a thread or a warp per row, not packed_rows");
   if (cols <= kThreadRowMaxCols) return launch_short_rows(rows_thread<T>, kThreads, in, rows, cols, out, ctx);
   launch_short_rows(rows_warp<T>, kThreads / 32, in, rows, cols, out, ctx);
 }
