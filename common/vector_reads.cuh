@@ -1,6 +1,5 @@
-// Step 05's 16-byte reads and block sum as pieces, and step 07's float block sum, for the
-// kernels of steps 06-09 that use them inside larger designs. Steps 00-05 keep their own
-// copies: each of those reads as one lesson.
+// Step 05's 16-byte reads and block sum as pieces, and step 07's float block sum, for steps
+// 06-09's larger kernels. Steps 00-05 keep their own copies: each reads as one lesson.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -26,16 +25,18 @@ __host__ __device__ size_t head_count(const T* in, size_t n) {
   return head < n ? head : n;
 }
 
-// Step 05's loop as a function: this thread's share of the array, for `stride` threads
-// numbered from 0 (the whole grid, or one block). Scalar head and tail, 16-byte body, Batch
-// vectors in flight per thread.
-template <int Batch, typename T>
+// Step 05's loop as a function: this thread's share of the array, for `stride` threads from 0
+// (the whole grid, or one block); scalar head and tail, 16-byte body, Batch vectors in flight.
+// EndsFirst: the ends are loaded before the body, added after it: one DRAM wait, not two.
+template <int Batch, bool EndsFirst = false, typename T>
 __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_t stride) {
   using V = typename Vec4<T>::type;
   const size_t head = head_count(in, n);
   const size_t vectors = (n - head) / 4;
   const V* body = reinterpret_cast<const V*>(in + head);
   const size_t tail_begin = head + vectors * 4;
+  const T head_value = EndsFirst && thread < head ? in[thread] : T(0);
+  const T tail_value = EndsFirst && thread < n - tail_begin ? in[tail_begin + thread] : T(0);
   T sum = 0;
   size_t i = thread;
   for (; i + (Batch - 1) * stride < vectors; i += Batch * stride) {
@@ -49,8 +50,8 @@ __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_
     V v = body[i];
     sum += (v.x + v.y) + (v.z + v.w);
   }
-  if (thread < head) sum += in[thread];
-  if (thread < n - tail_begin) sum += in[tail_begin + thread];
+  if (thread < head) sum += EndsFirst ? head_value : in[thread];
+  if (thread < n - tail_begin) sum += EndsFirst ? tail_value : in[tail_begin + thread];
   return sum;
 }
 
@@ -73,8 +74,7 @@ __device__ T block_sum(T value) {
 // Step 07's float block sum: the warps as above, then thread 0 adds the (at most) 32 warp sums
 // as 8 float4 in a fixed tree. Over unsigned, cg::reduce is one REDUX instruction (sm_80+);
 // over floats 5 rounds of shuffle + add, and this replaces the second such chain. Whether that
-// is faster is not resolved: the H100 probe's difference was within one event pair's noise
-// (chapter 07, docs/logs/step07_probe_h100.txt).
+// is faster is unresolved: within one event pair's noise (docs/logs/step07_probe_h100.txt).
 __device__ inline float block_sum_quads(float value) {
   __shared__ __align__(16) float warp_sums[32];
   auto warp = cg::tiled_partition<32>(cg::this_thread_block());
