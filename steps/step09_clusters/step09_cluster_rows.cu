@@ -58,9 +58,10 @@ using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the 
 // The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
 // any start and length is right. 4 loads in flight per thread when the slice has a full round
 // of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
-// 4-batch loop would read one at a time). Floats load an unaligned row's scalar ends first:
-// one DRAM wait per row, not two (rows of 8193 on the H200); for ints the same change made
-// block_row slower, so they keep the plain loop (chapter 09 has the measurements).
+// 4-batch loop would read one at a time). Floats load a slice's scalar ends first, so their
+// DRAM round trip overlaps the body's instead of following it (rows of 8193 on the H200); for
+// ints the same change was slower at most lengths measured, so they keep the plain loop
+// (chapter 09 has the measurements).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
   constexpr bool ends_first = std::is_same_v<T, float>;
