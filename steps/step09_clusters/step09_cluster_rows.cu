@@ -35,11 +35,11 @@
 namespace cg = cooperative_groups;
 using harness::Launch;
 
-// 512 threads: rows_cluster uses 56 (float) and 64 (unsigned) registers (ptxas -v, sm_90,
-// CUDA 13.0), so an SM holds 2 blocks of 512; a block of 1024 would hold an SM alone, and a
-// row's end (block sum, cluster barrier) would stall all of it instead of half. 512 threads x
-// 4 vectors x 16 bytes is 32 KiB of loads in flight per block, 64 KiB per SM. (Fewer registers
-// for 3 blocks per SM, e.g. __launch_bounds__(512, 3), were not tried.)
+// 512 threads: rows_cluster uses 36 (float, since slice_sum loads its ends first) and 64
+// (unsigned) registers (ptxas -v, sm_90, CUDA 13.0), so an SM holds 3 blocks of 512 in float
+// and 2 in int; a block of 1024 would hold an SM alone, and a row's end (block sum, cluster
+// barrier) would stall all of it. 512 threads x 4 vectors x 16 bytes is 32 KiB of loads in
+// flight per block. (__launch_bounds__(512, 3) on the int code made it slower: chapter 09.)
 constexpr int kThreads = 512;
 constexpr int kVectorsInFlight = 4;
 constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (non-portable above 8)
@@ -58,10 +58,10 @@ using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the 
 // The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
 // any start and length is right. 4 loads in flight per thread when the slice has a full round
 // of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
-// 4-batch loop would read one at a time). Floats load a slice's scalar ends first, so their
-// DRAM round trip overlaps the body's instead of following it (rows of 8193 on the H200); for
-// ints the same change was slower at most lengths measured, so they keep the plain loop
-// (chapter 09 has the measurements).
+// 4-batch loop would read one at a time). Floats load a slice's scalar ends first: their DRAM
+// round trip can overlap the body's, and the kernel's registers fell from 56 to 36 (three
+// blocks per SM, most of the gain). Ints keep the plain loop until that form is measured on
+// both GPUs (chapter 09 has the measurements).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
   constexpr bool ends_first = std::is_same_v<T, float>;
@@ -184,8 +184,8 @@ void launch_short_rows(void (*kernel)(const T*, size_t, size_t, T*), size_t rows
 // or short rows: C = 1, a block per row. Why not the smallest C with rows x C >= resident
 // blocks: then rows > clusters that fit, and a second round runs the leftover rows on a few
 // clusters while the rest of the GPU idles. The price: slots left empty. At 64 rows of 2^20 on
-// an H100 or H200, 62 clusters of 4 fit (2 blocks per SM), so C = 2: 128 blocks (the note
-// that cluster_rows prints says which C ran).
+// an H100 or H200, int: 62 clusters of 4 fit (2 blocks per SM), so C = 2, 128 blocks; float
+// (3 blocks per SM): C = 4, 256 blocks (the note that cluster_rows prints says which C ran).
 template <typename T>
 int cluster_size_for(size_t rows, size_t cols, const char* variant, const Launch& ctx) {
   if (ctx.cluster) return ctx.cluster;
