@@ -39,7 +39,7 @@ using harness::Launch;
 // (unsigned) registers (ptxas -v, sm_90, CUDA 13.0), so an SM holds 3 blocks of 512 in float
 // and 2 in int; a block of 1024 would hold an SM alone, and a row's end (block sum, cluster
 // barrier) would stall all of it. 512 threads x 4 vectors x 16 bytes is 32 KiB of loads in
-// flight per block. (__launch_bounds__(512, 3) on the int code made it slower: chapter 09.)
+// flight per block. (__launch_bounds__(512, 3) spills the int code, 40 registers: slower.)
 constexpr int kThreads = 512;
 constexpr int kVectorsInFlight = 4;
 constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (non-portable above 8)
@@ -60,8 +60,8 @@ using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the 
 // of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
 // 4-batch loop would read one at a time). Floats load a slice's scalar ends first: their DRAM
 // round trip can overlap the body's, and the kernel's registers fell from 56 to 36 (three
-// blocks per SM, most of the gain). Ints keep the plain loop until that form is measured on
-// both GPUs (chapter 09 has the measurements).
+// blocks per SM: part of the gain at rows of 8193, all of it at 8192). Ints keep the plain
+// loop until that form is measured on both GPUs (chapter 09 has the measurements).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
   constexpr bool ends_first = std::is_same_v<T, float>;
