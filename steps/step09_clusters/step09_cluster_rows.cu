@@ -60,7 +60,7 @@ using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the 
 // of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
 // 4-batch loop would read one at a time). Floats load a slice's scalar ends first: their DRAM
 // round trip can overlap the body's, and the kernel's registers fell from 56 to 36 (three
-// blocks per SM: part of the gain at rows of 8193, all of it at 8192). Ints keep the plain
+// per SM: part of the gain at rows of 8193, all of it at 8192 and 12289). Ints keep the plain
 // loop until that form is measured on both GPUs (chapter 09 has the measurements).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
