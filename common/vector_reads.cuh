@@ -26,7 +26,7 @@ __host__ __device__ size_t head_count(const T* in, size_t n) {
 }
 
 // Step 05's loop as a function: this thread's share of the array, for `stride` threads from 0
-// (the whole grid, or one block); scalar head and tail, 16-byte body, Batch vectors in flight.
+// (the grid, a block or a warp); scalar head and tail, 16-byte body, Batch vectors in flight.
 // EndsFirst: the ends are loaded before the body, added after it (changes registers: measure).
 template <int Batch, bool EndsFirst = false, typename T>
 __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_t stride) {

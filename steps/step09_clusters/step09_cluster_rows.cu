@@ -58,9 +58,9 @@ using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the 
 // The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
 // any start and length is right. 4 loads in flight per thread when the slice has a full round
 // of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
-// 4-batch loop would read one at a time). Floats load a slice's scalar ends first: their DRAM
-// round trip can overlap the body's, and the kernel's registers fell from 56 to 36 (three
-// per SM: part of the gain at rows of 8193, all of it at 8192 and 12289). Ints keep the plain
+// 4-batch loop would read one at a time). Floats load a slice's scalar ends first: their memory
+// round trip can overlap the body's, and the kernel's registers fell from 56 to 36 (three blocks
+// per SM: part of the gain at 8193, all of it at 8192 and 12289, H200 probe). Ints keep the plain
 // loop until that form is measured on both GPUs (chapter 09 has the measurements).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
