@@ -58,10 +58,10 @@ using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the 
 // The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
 // any start and length is right. 4 loads in flight per thread when the slice has a full round
 // of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
-// 4-batch loop would read one at a time). Floats load a slice's scalar ends first: their memory
-// round trip can overlap the body's, and the kernel's registers fell from 56 to 36 (three blocks
-// per SM: part of the gain at 8193, all of it at 8192 and 12289, H200 probe). Ints keep the plain
-// loop until that form is measured on both GPUs (chapter 09 has the measurements).
+// 4-batch loop would read one at a time). Floats load a slice's scalar ends first: their
+// memory round trip can overlap the body's, and the kernel's registers fell from 56 to 36
+// (three blocks per SM: part of the gain at 8193, all of it at 8192 and 12289, H200 probe).
+// Ints keep the plain loop until that form is measured on both GPUs (chapter 09).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
   constexpr bool ends_first = std::is_same_v<T, float>;
@@ -227,7 +227,8 @@ void short_rows(const char* variant, const T* in, size_t rows, size_t cols, T* o
   if (packed_rows::fits(in, out, cols)) return packed_rows::launch(in, rows, cols, out, ctx);
   if (cols <= packed_rows::kMaxCols)
     harness::note_once("note: " + std::string(variant) + ": rows of " + std::to_string(cols) +
-                       " or a matrix or output not 16-byte aligned: a thread or a warp per row, not packed_rows");
+                       " or a matrix or output not 16-byte aligned: a thread or a warp per row,"
+                       " not packed_rows");
   if (cols <= kThreadRowMaxCols) return launch_short_rows(rows_thread<T>, kThreads, in, rows, cols, out, ctx);
   launch_short_rows(rows_warp<T>, kThreads / 32, in, rows, cols, out, ctx);
 }
