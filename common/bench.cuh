@@ -101,13 +101,13 @@ struct L2Flush {
 // The floor: the least data movement a problem needs, and nothing else. It reads in[0..n)
 // and writes out[0..m) (m <= n): m = 0 for a sum, the row sums of a segmented sum, the kept
 // elements of a filter, m = n for a copy. 16-byte loads and stores, four loads in flight per
-// thread, scalar accesses for the unaligned ends. Its time is the cost of touching the data,
-// launch and DRAM latency included; a reference, not a bound (read_probe and step 09's
-// packed_rows beat it). It writes elements it read, in order (shifted by up to three places
-// where in and out are aligned differently: only the bytes moved matter); the loads it does
-// not store fold into an XOR whose store is never taken (keeps them alive). out: >= 1 slot.
+// thread, scalar ends; two blocks of 1024 per SM when it only reads, one when it writes (the
+// faster at each: docs/README.md). The cost of touching the data, launch and DRAM latency
+// included; a reference, not a bound. It writes elements it read, in order (shifted where in
+// and out are aligned differently: only the bytes moved matter); the loads it does not store
+// fold into an XOR whose store is never taken (keeps them alive). out: >= 1 slot.
 constexpr int kFloorThreads = 1024;
-__global__ void __launch_bounds__(kFloorThreads) floor_kernel(const uint32_t* in, size_t n, uint32_t* out, size_t m) {
+__global__ void __launch_bounds__(kFloorThreads, 2) floor_kernel(const uint32_t* in, size_t n, uint32_t* out, size_t m) {
   // elements before the first 16-byte boundary of a pointer, at most `count`
   auto head_of = [](const void* p, size_t count) {
     const size_t misaligned = (16 - reinterpret_cast<uintptr_t>(p) % 16) % 16 / 4;
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kFloorThreads) floor_kernel(const uint32_t* in
 
 inline void launch_floor(const void* in, size_t n, void* out, size_t m, cudaStream_t stream) {
   if (m > n) throw std::logic_error("launch_floor: writes more than it reads");
-  const unsigned resident = resident_blocks(floor_kernel, kFloorThreads);
+  const unsigned resident = resident_blocks(floor_kernel, kFloorThreads) / (m > 0 ? 2 : 1);
   const size_t per_block = size_t(kFloorThreads) * 16;  // elements a block reads per iteration
   const unsigned blocks = grid_for(n, per_block, resident);
   floor_kernel<<<blocks, kFloorThreads, 0, stream>>>(static_cast<const uint32_t*>(in), n, static_cast<uint32_t*>(out), m);

@@ -1,9 +1,7 @@
-// The launch side of the harness: the one common/ file a reader of a kernel or a launcher
-// needs (with the step's own folder; steps 06-09 also use vector_reads.cuh). It has the error checks,
-// `Launch` (everything a launcher gets besides its input and output), the grid size from the
-// occupancy API, and the cooperative launch. Everything else in common/ (bench.cuh,
-// run_step.cuh: input, verification, timing, CUB, CSV) sits behind run_step() in a step's
-// main and is not required reading.
+// The launch side of the harness, the one common/ file a reader of a kernel or launcher needs
+// (steps 06-09 also use vector_reads.cuh): error checks, `Launch` (all a launcher gets besides
+// its input and output), grid sizes from the occupancy API, the cooperative launch. The rest of
+// common/ sits behind run_step() in a step's main and is not required reading.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,8 +18,7 @@
 
 namespace harness {
 
-// A failed CUDA call. The message names the call and CUDA's error; the harness adds the
-// program, the variant and the size it was running when it reports it.
+// A failed CUDA call: the call and CUDA's error (the harness adds program, variant and size).
 struct CudaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -75,8 +72,7 @@ unsigned resident_blocks(Kernel kernel, int threads_per_block, size_t dynamic_sm
   });
 }
 
-// Enough blocks to cover n once (each takes `per_block` elements per iteration), never more
-// than fit on the GPU at once (`resident`), at least one.
+// Enough blocks to cover n once (`per_block` elements each), at most `resident`, at least one.
 inline unsigned grid_for(size_t n, size_t per_block, unsigned resident) {
   return unsigned(std::max<size_t>(1, std::min<size_t>(resident, (n + per_block - 1) / per_block)));
 }
@@ -98,10 +94,9 @@ struct LaunchConfig {
   }
 };
 
-// A cooperative launch (all blocks resident at once, or no launch) in the typed form:
-// cudaLaunchKernelEx checks the arguments against the kernel's parameters at compile time.
-// Returns the launch's error: cudaErrorCooperativeLaunchTooLarge when the grid cannot be
-// co-resident (each caller decides whether that is the user's doing or a bug).
+// A cooperative launch (all blocks resident at once, or no launch), typed: cudaLaunchKernelEx
+// checks the arguments against the kernel's parameters at compile time. Returns the error:
+// cudaErrorCooperativeLaunchTooLarge when the grid cannot be co-resident (the caller decides).
 template <typename... Params, typename... Args>
 cudaError_t launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, size_t dynamic_smem,
                                cudaStream_t stream, Args&&... args) {

@@ -1,7 +1,6 @@
 // The segmented (batched) sum: a rows x cols matrix, row-major and contiguous, one sum per
-// row. Element i of the matrix is input_value(seed, i), so row r holds elements
-// r*cols .. r*cols + cols-1. For each --n and --cols: rows = max(1, n / cols) and the matrix
-// has rows x cols elements (that is the n printed; it equals --n when cols divides it).
+// row; element i is input_value(seed, i). For each --n and --cols: rows = max(1, n / cols),
+// and the matrix has rows x cols elements (the n printed; --n when cols divides it).
 // Every row is verified: exact for ints; for floats within float_tolerance(cols, that row's
 // sum of squares). CUB's DeviceSegmentedReduce::Sum is the baseline, its offsets array and
 // temporary storage made outside timing. GB/s counts rows x cols x 4 bytes read and rows x 4
@@ -41,8 +40,7 @@ __global__ void row_offsets_kernel(O* offsets, size_t rows, size_t cols) {
     offsets[r] = O(r * cols);
 }
 
-// CUB's segmented sum; offsets[r] = r * cols (rows + 1 of them: begin = offsets, end = offsets + 1),
-// 32-bit while the matrix has fewer than 2^31 elements.
+// CUB's segmented sum; offsets[r] = r * cols (rows + 1: begin = offsets, end = offsets + 1), 32-bit below 2^31.
 template <typename T>
 class CubSegmentedSum {
  public:

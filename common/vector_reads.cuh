@@ -27,8 +27,9 @@ __host__ __device__ size_t head_count(const T* in, size_t n) {
 
 // Step 05's loop as a function: this thread's share of the array, for `stride` threads from 0
 // (the grid, a block or a warp); scalar head and tail, 16-byte body, Batch vectors in flight.
-// EndsFirst: the ends are loaded before the body, added after it (changes registers: measure).
-template <int Batch, bool EndsFirst = false, typename T>
+// For short shares (step 09; each changes registers: measure): EndsFirst loads the ends before
+// the body, adds them after; RestBatch reads what the full batches leave as one guarded batch.
+template <int Batch, bool EndsFirst = false, bool RestBatch = false, typename T>
 __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_t stride) {
   using V = typename Vec4<T>::type;
   const size_t head = head_count(in, n);
@@ -46,9 +47,17 @@ __device__ T thread_sum(const T* __restrict__ in, size_t n, size_t thread, size_
 #pragma unroll
     for (int b = 0; b < Batch; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);
   }
-  for (; i < vectors; i += stride) {
-    V v = body[i];
-    sum += (v.x + v.y) + (v.z + v.w);
+  if constexpr (RestBatch) {  // fewer than Batch vectors each: one round trip, not up to Batch - 1
+    V v[Batch];
+#pragma unroll
+    for (int b = 0; b < Batch; ++b) v[b] = i + b * stride < vectors ? body[i + b * stride] : V{};
+#pragma unroll
+    for (int b = 0; b < Batch; ++b) sum += (v[b].x + v[b].y) + (v[b].z + v[b].w);
+  } else {
+    for (; i < vectors; i += stride) {
+      V v = body[i];
+      sum += (v.x + v.y) + (v.z + v.w);
+    }
   }
   if (thread < head) sum += EndsFirst ? head_value : in[thread];
   if (thread < n - tail_begin) sum += EndsFirst ? tail_value : in[tail_begin + thread];
@@ -71,10 +80,9 @@ __device__ T block_sum(T value) {
   return value;
 }
 
-// Step 07's float block sum: the warps as above, then thread 0 adds the (at most) 32 warp sums
-// as 8 float4 in a fixed tree. Over unsigned, cg::reduce is one REDUX instruction (sm_80+);
-// over floats 5 rounds of shuffle + add, and this replaces the second such chain. Whether that
-// is faster is unresolved: within one event pair's noise (docs/logs/step07_probe_h100.txt).
+// Step 07's float block sum: the warps as above, then thread 0 adds the <= 32 warp sums as 8
+// float4 in a fixed tree, not a second chain of 5 shuffle + add rounds (unsigned has REDUX).
+// Whether that is faster is within one event pair's noise (docs/logs/step07_probe_h100.txt).
 __device__ inline float block_sum_quads(float value) {
   __shared__ __align__(16) float warp_sums[32];
   auto warp = cg::tiled_partition<32>(cg::this_thread_block());
@@ -96,9 +104,8 @@ __device__ inline float block_sum_quads(float value) {
   return value;
 }
 
-// Step 07's block sum, chosen by element type: block_sum (one REDUX per warp stage) for
-// unsigned, block_sum_quads for float. Thread 0 gets the block's sum; uses shared memory, so
-// two calls in one kernel must be separated by a barrier.
+// Step 07's block sum by element type: block_sum for unsigned, block_sum_quads for float.
+// Thread 0 gets the block's sum; two calls in one kernel must be separated by a barrier.
 template <typename T>
 __device__ T block_sum_typed(T value) {
   if constexpr (std::is_same_v<T, float>) return block_sum_quads(value);

@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include "clusters.cuh"
@@ -42,6 +41,7 @@ using harness::Launch;
 // flight per block. (__launch_bounds__(512, 3) spills the int code, 40 registers: slower.)
 constexpr int kThreads = 512;
 constexpr int kVectorsInFlight = 4;
+constexpr int kWarpVectorsInFlight = 16;  // rows_warp's batch (a warp reads a row of 8192 in 4 rounds)
 constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (non-portable above 8)
 
 // Thresholds of auto and of the cluster size, set from the H100 runs of chapter 09 (the
@@ -57,17 +57,16 @@ using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the 
 
 // The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
 // any start and length is right. 4 loads in flight per thread when the slice has a full round
-// of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread, which the
-// 4-batch loop would read one at a time). Floats load a slice's scalar ends first: their
-// memory round trip can overlap the body's, and the kernel's registers fell from 56 to 36
-// (three blocks per SM: part of the gain at 8193, all of it at 8192 and 12289, H200 probe).
-// Ints keep the plain loop until that form is measured on both GPUs (chapter 09).
+// of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread). The scalar ends
+// are loaded first and what the full rounds leave is read as one guarded round: each a memory
+// round trip that overlaps the others instead of following them (rows of 8193 and 12289,
+// chapter 09). In float the ends-first form also cut the kernel's registers (56 to 36).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
-  constexpr bool ends_first = std::is_same_v<T, float>;
+  using vector_reads::thread_sum;
   const bool long_slice = len >= size_t(kThreads) * kVectorsInFlight * 4;
-  return block_sum_typed(long_slice ? vector_reads::thread_sum<kVectorsInFlight, ends_first>(slice, len, threadIdx.x, kThreads)
-                                    : vector_reads::thread_sum<2, ends_first>(slice, len, threadIdx.x, kThreads));
+  return block_sum_typed(long_slice ? thread_sum<kVectorsInFlight, true, true>(slice, len, threadIdx.x, kThreads)
+                                    : thread_sum<2, true, true>(slice, len, threadIdx.x, kThreads));
 }
 
 // ---- A cluster per row ---------------------------------------------------------------------
@@ -147,7 +146,8 @@ __global__ void __launch_bounds__(kThreads) rows_thread(const T* __restrict__ in
 
 // Up to a few thousand elements: a warp per row, 16-byte loads over rows of 512 or more (one
 // element per lane a round below), cg::reduce in registers (one REDUX for ints). No shared
-// memory, no block barrier.
+// memory, no block barrier. Up to 16 loads in flight per lane and the rest as one guarded
+// round: the body of a row of 4097 is two rounds of loads, not eight (chapter 09).
 template <typename T>
 __global__ void __launch_bounds__(kThreads) rows_warp(const T* __restrict__ in, size_t rows, size_t cols,
                                                       T* __restrict__ out) {
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(kThreads) rows_warp(const T* __restrict__ in, 
     const T* row = in + r * cols;
     T part = 0;
     if (cols >= kWarpVectorMinCols) {
-      part = vector_reads::thread_sum<kVectorsInFlight>(row, cols, warp.thread_rank(), 32);
+      part = vector_reads::thread_sum<kWarpVectorsInFlight, false, true>(row, cols, warp.thread_rank(), 32);
     } else {  // a short row as 16-byte vectors leaves most lanes idle: one element per lane a round
       for (size_t j = warp.thread_rank(); j < cols; j += 32) part += row[j];
     }
