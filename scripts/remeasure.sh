@@ -6,6 +6,7 @@
 #          racecheck of step 09's rows at odd lengths; the sweeps of steps 00-05 (gpu_check.sh's)
 #   part2  the sweeps of steps 06, 07 and 09 (gpu_check.sh's: step 06's filter and the blog's
 #          shape, step 07's normalization, step 09's rows and step 06's auto in the same job)
+#   rows   step 09's rows sweep and step 06's auto in the same job alone (part2's last two runs)
 #   part3  the batched runs (step 07, its normalization, step 09 with step 07 in the same job),
 #          step 10's (scripts/step10_gpu.sh's runs), scripts/spread_runs.sh, step 01's default run
 # Writes into $OUT/data (the CSVs under their committed names) and $OUT/logs.
@@ -15,8 +16,10 @@ part=${1:?usage: remeasure.sh part1|part2|part3}
 build=${BUILD:-build-gpu}
 out=${OUT:-/tmp/out}; data=$out/data; logs=$out/logs; mkdir -p "$data" "$logs"
 source scripts/sweep_args.sh
+targets=all; [ "$part" = rows ] && targets="step09_cluster_rows step06_cooperative_groups"
+# shellcheck disable=SC2086
 cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 >"$logs/configure_$part.log" 2>&1 &&
-  cmake --build "$build" -j 16 >"$logs/build_$part.log" 2>&1 || { tail -40 "$logs/build_$part.log"; exit 1; }
+  cmake --build "$build" -j 16 --target $targets >"$logs/build_$part.log" 2>&1 || { tail -40 "$logs/build_$part.log"; exit 1; }
 echo "$part: built at $(date +%T)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$logs/nvidia-smi_$part.txt" 2>&1
 status=0
@@ -53,12 +56,18 @@ case $part in
     "$build/step07_normalize" $(sweep_args step07_normalize) --dtype all --csv "$data/step07_normalize.csv" --reps 50 \
       >"$logs/sweep_step07_normalize.txt" 2>&1 || status=1
     sweep step09_clusters
+    ;;&
+  part2|rows)
+    # shellcheck disable=SC2046
+    "$build/step09_cluster_rows" --check --dtype all --offset 0,1,2,3 $(verify_args step09_cluster_rows) \
+      >"$logs/verify_sweep_step09_cluster_rows.txt" 2>&1 || { echo "step09_cluster_rows --check FAILED"; status=1; }
+    echo "step09_cluster_rows --check: $(grep -c ' ok ' "$logs/verify_sweep_step09_cluster_rows.txt") ok"
     sweep step09_cluster_rows
     rm -f "$data/step06_auto_same_job.csv"
     # shellcheck disable=SC2046
     "$build/step06_cooperative_groups" $(sweep_args step06_cooperative_groups) --variant auto --dtype all \
       --csv "$data/step06_auto_same_job.csv" --reps 50 >"$logs/sweep_step06_auto_same_job.txt" 2>&1 || status=1
-    echo "part2 sweeps done at $(date +%T)" ;;
+    echo "$part sweeps done at $(date +%T)" ;;
   part3)
     b="--batch 100 --reps 30 --dtype all"
     rm -f "$data"/batched_*.csv "$data/batched_step07_same_job.csv" "$data/step10_hip.csv" "$data/same_session_step07.csv"
