@@ -104,8 +104,7 @@ struct L2Flush {
 // thread, scalar ends; two blocks of 1024 per SM when it only reads, one when it writes (the
 // faster at each: docs/README.md). The cost of touching the data, launch and DRAM latency
 // included; a reference, not a bound. It writes elements it read, in order (shifted where in
-// and out are aligned differently: only the bytes moved matter); the loads it does not store
-// fold into an XOR whose store is never taken (keeps them alive). out: >= 1 slot.
+// and out align differently); loads not stored fold into an XOR never stored. out: >= 1 slot.
 constexpr int kFloorThreads = 1024;
 __global__ void __launch_bounds__(kFloorThreads, 2) floor_kernel(const uint32_t* in, size_t n, uint32_t* out, size_t m) {
   // elements before the first 16-byte boundary of a pointer, at most `count`
@@ -145,9 +144,14 @@ __global__ void __launch_bounds__(kFloorThreads, 2) floor_kernel(const uint32_t*
 
 inline void launch_floor(const void* in, size_t n, void* out, size_t m, cudaStream_t stream) {
   if (m > n) throw std::logic_error("launch_floor: writes more than it reads");
-  const unsigned resident = resident_blocks(floor_kernel, kFloorThreads) / (m > 0 ? 2 : 1);
+  const unsigned per_sm = once_per_kernel<unsigned>(floor_kernel, 0, [] {  // 2 on sm_90, 1 on sm_86
+    int k = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k, floor_kernel, kFloorThreads, 0));
+    return unsigned(k);
+  });
+  const unsigned resident = resident_blocks(floor_kernel, kFloorThreads);  // SMs x per_sm
   const size_t per_block = size_t(kFloorThreads) * 16;  // elements a block reads per iteration
-  const unsigned blocks = grid_for(n, per_block, resident);
+  const unsigned blocks = grid_for(n, per_block, m > 0 ? resident / per_sm : resident);  // writing: 1/SM
   floor_kernel<<<blocks, kFloorThreads, 0, stream>>>(static_cast<const uint32_t*>(in), n, static_cast<uint32_t*>(out), m);
   CUDA_CHECK_LAUNCH();
 }

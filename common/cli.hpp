@@ -16,11 +16,9 @@ struct UsageError : std::runtime_error {
 };
 
 // The flags a program reads beyond the core ones (--n, --dtype, --variant, --reps, --warmup,
-// --check, --csv, --device, --seed, --offset, --repeat-results, --help), one bit each. A
-// program names its set once (parse_args, usage_text); a flag outside it is a usage error
-// (exit 2) rather than silently ignored, and its --help lists only its own flags. Flags of
-// one step alone live in that step's folder (step 08's --gpus: multi_gpu_flags.hpp; step 06's
-// --pass-rate: filter.cuh) and come in as `own` groups.
+// --check, --csv, --device, --seed, --offset, --repeat-results, --help), one bit each: any
+// other flag is a usage error (exit 2), and --help lists only the program's own. Flags of one
+// step alone (step 08's --gpus, step 06's --pass-rate) live in its folder as `own` groups.
 enum ExtraFlags : unsigned {
   kBatch = 1u << 0,    // --batch
   kCols = 1u << 1,     // --cols
@@ -150,9 +148,8 @@ void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
 }
 
 // ---- flag groups ------------------------------------------------------------------------------
-// A group of flags: names, --help lines, how a value is parsed, and (optionally) a check once
-// the whole command line is read. A program reads the core group, the groups its ExtraFlags
-// name and its `own` groups (whose parse may write into the program's own options).
+// A group of flags: names, --help lines, how a value is parsed, an optional check once the
+// command line is read. A program reads the core group, its ExtraFlags' and its `own` groups.
 using TakeValue = std::function<std::string()>;
 
 struct FlagGroup {

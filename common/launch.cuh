@@ -59,8 +59,7 @@ Value once_per_kernel(Kernel kernel, const Extra& extra, Compute&& compute) {
   return asked.emplace(key, compute()).first->second;
 }
 
-// How many blocks of `kernel` fit on the whole GPU at once (SMs x blocks per SM), asked once
-// per kernel, block size, shared memory and device.
+// Blocks of `kernel` that fit on the GPU at once (SMs x per SM); once per kernel, size, smem, device.
 template <typename Kernel>
 unsigned resident_blocks(Kernel kernel, int threads_per_block, size_t dynamic_smem = 0) {
   return once_per_kernel<unsigned>(kernel, std::make_pair(threads_per_block, dynamic_smem), [&] {
