@@ -34,13 +34,14 @@
 namespace cg = cooperative_groups;
 using harness::Launch;
 
-// 512 threads: rows_cluster uses 36 (float, since slice_sum loads its ends first) and 64
+// 512 threads: rows_cluster uses 34 (float, since slice_sum loads its ends first) and 64
 // (unsigned) registers (ptxas -v, sm_90, CUDA 13.0), so an SM holds 3 blocks of 512 in float
 // and 2 in int; a block of 1024 would hold an SM alone, and a row's end (block sum, cluster
 // barrier) would stall all of it. 512 threads x 4 vectors x 16 bytes is 32 KiB of loads in
 // flight per block. (__launch_bounds__(512, 3) spills the int code, 40 registers: slower.)
 constexpr int kThreads = 512;
 constexpr int kVectorsInFlight = 4;
+constexpr int kShortSliceVectors = 8;     // slices below 2 x 512 x 4 vectors: one guarded round of 8
 constexpr int kWarpVectorsInFlight = 16;  // rows_warp's batch (a warp reads a row of 8192 in 4 rounds)
 constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (non-portable above 8)
 
@@ -56,17 +57,18 @@ constexpr size_t kWarpVectorMinCols = 512;  // a warp reads rows this long as 16
 using vector_reads::block_sum_typed;  // step 07's block sum: thread 0 gets the block's sum
 
 // The block's sum of one slice, in thread 0: 16-byte loads with a scalar head and tail, so
-// any start and length is right. 4 loads in flight per thread when the slice has a full round
-// of them for every thread; else 2 (a slice of 4096 is 2 vectors per thread). The scalar ends
-// are loaded first and what the full rounds leave is read as one guarded round: each a memory
-// round trip that overlaps the others instead of following them (rows of 8193 and 12289,
-// chapter 09). In float the ends-first form also cut the kernel's registers (56 to 36).
+// any start and length is right. A slice shorter than two rounds of 4 loads per thread is
+// read as ONE guarded round of up to 8 (a row of 12289 is one memory round trip, not two:
+// with two blocks per SM, as ints run, a block's second round left the SM short of bytes in
+// flight on the H200); longer ones take rounds of 4 and the rest as one guarded round. The
+// scalar ends are loaded first, so they overlap the vectors instead of following them
+// (rows of 8193, chapter 09); in float that form also cut the kernel's registers (56 to 34).
 template <typename T>
 __device__ T slice_sum(const T* __restrict__ slice, size_t len) {
   using vector_reads::thread_sum;
-  const bool long_slice = len >= size_t(kThreads) * kVectorsInFlight * 4;
+  const bool long_slice = len >= size_t(kThreads) * kVectorsInFlight * 4 * 2;
   return block_sum_typed(long_slice ? thread_sum<kVectorsInFlight, true, true>(slice, len, threadIdx.x, kThreads)
-                                    : thread_sum<2, true, true>(slice, len, threadIdx.x, kThreads));
+                                    : thread_sum<kShortSliceVectors, true, true>(slice, len, threadIdx.x, kThreads));
 }
 
 // ---- A cluster per row ---------------------------------------------------------------------
@@ -146,10 +148,13 @@ __global__ void __launch_bounds__(kThreads) rows_thread(const T* __restrict__ in
 
 // Up to a few thousand elements: a warp per row, 16-byte loads over rows of 512 or more (one
 // element per lane a round below), cg::reduce in registers (one REDUX for ints). No shared
-// memory, no block barrier. Up to 16 loads in flight per lane and the rest as one guarded
-// round: the body of a row of 4097 is two rounds of loads, not eight (chapter 09).
+// memory, no block barrier. Up to 16 loads in flight per lane, the rest as one guarded round,
+// the scalar ends loaded first: the body of a row of 4097 is two rounds of loads, not eight.
+// Two blocks per SM in the bounds: without it ptxas picked 41-45 registers (still two blocks
+// of 512 per SM) and issued 4 of a round's loads before its first add; with it, 64 registers
+// and 10 (the SASS in chapter 09's evidence): more bytes in flight at the same occupancy.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) rows_warp(const T* __restrict__ in, size_t rows, size_t cols,
+__global__ void __launch_bounds__(kThreads, 2) rows_warp(const T* __restrict__ in, size_t rows, size_t cols,
                                                       T* __restrict__ out) {
   const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
   const size_t warps = size_t(gridDim.x) * (kThreads / 32);
@@ -157,7 +162,7 @@ __global__ void __launch_bounds__(kThreads) rows_warp(const T* __restrict__ in, 
     const T* row = in + r * cols;
     T part = 0;
     if (cols >= kWarpVectorMinCols) {
-      part = vector_reads::thread_sum<kWarpVectorsInFlight, false, true>(row, cols, warp.thread_rank(), 32);
+      part = vector_reads::thread_sum<kWarpVectorsInFlight, true, true>(row, cols, warp.thread_rank(), 32);
     } else {  // a short row as 16-byte vectors leaves most lanes idle: one element per lane a round
       for (size_t j = warp.thread_rank(); j < cols; j += 32) part += row[j];
     }
