@@ -7,9 +7,10 @@
 # floats), the filter at four pass rates.
 step06_cols=1,2,4,8,16,32,64,128,256,1024,4096,2^16,2^20
 # Step 09's cluster_rows (whose auto is the project's segmented sum): every power of two from
-# 1 to 2^20, and odd lengths on each of auto's paths (a warp per row to 8192, then a block or
-# a cluster per row), whose rows start off the 16-byte grid.
-step09_cols=$(seq -s, -f '2^%g' 0 20),513,1001,2049,3000,4097,6000,8193,12289,16385,2^20+3
+# 1 to 2^20, and lengths that are not powers of two on each of auto's paths (staged_rows to
+# 512, a warp per row to 8192, then a block or a cluster per row), whose rows start off the
+# 16-byte grid.
+step09_cols=$(seq -s, -f '2^%g' 0 20),3,12,33,100,300,511,513,1001,2049,3000,4097,6000,8193,12289,16385,2^20+3
 all_sizes=$(seq -s, -f '2^%g' 10 30)
 # Past 2^31 elements, inputs and outputs, every problem shape (CTest's large-n tests, the same
 # shapes): one run per line, "program flags", each run with --check --offset 0,3. A step

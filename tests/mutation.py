@@ -194,6 +194,17 @@ MUTANTS = {
         "  if (r < rows && false) {  // mutant: the tail's rows are never summed",
         "packed_rows.cuh")],
         [("2^20+300", "0", True, ["--variant", "packed_rows", "--cols", "1,2,4,8,16,32,64,128,256"])]),
+    # Step 09's staged_rows (staged_rows.cuh) without its scalar tail: the last 1-3 elements of
+    # a tile whose length is not a multiple of four keep what shared memory held (a row of
+    # the tile before, or nothing yet), so the tile's last row is wrong. Rows of 3 leave such a
+    # tail at offset 0 and 1, rows of 33 and 300 only at offset 1 (at 0 their tiles are whole
+    # vectors: the first run, logs_h100/short_rows/staged/, had them in and they passed).
+    "staged_drop_tail": (STEP09_ROWS, [(
+        "    if (threadIdx.x < len - tail_begin) tile[lead + tail_begin + threadIdx.x] = src[tail_begin + threadIdx.x];",
+        "    if (false) tile[lead + tail_begin + threadIdx.x] = src[tail_begin + threadIdx.x];  // mutant: tail lost",
+        "staged_rows.cuh")],
+        [("2^20+300", "0,1", True, ["--variant", "staged_rows", "--cols", "3"]),
+         ("2^20+300", "1", True, ["--variant", "staged_rows", "--cols", "33,300"])]),
     # Step 10's wavefront sum with a 64-wide wavefront written in: on NVIDIA's 32-lane warps the
     # first round (offset 32) reads past the warp, so each lane adds its own value again and
     # every block sum is wrong. --check must reject it (both variants, both dtypes). The other

@@ -13,10 +13,12 @@
 //   warp_row     a warp per row (rows of 17 to 2^17 elements).
 //   packed_rows  rows of 1-512 elements (powers of two) packed into 16-byte loads, 4 in flight
 //                per thread, summed inside the warp (packed_rows.cuh): short rows at the
-//                floor's speed. Other short shapes take a thread or a warp per row (a note says).
+//                floor's speed.
+//   staged_rows  rows of any length up to 512 (also misaligned): a block reads a tile of whole
+//                rows into shared memory with 16-byte loads and sums them there (staged_rows.cuh).
 //   auto         what a library would pick from the row length: packed_rows where it fits,
-//                else a thread or a warp per row, then cluster_row (whose C is 1, i.e.
-//                block_row, when rows fill the GPU).
+//                else staged_rows up to 512, a warp per row up to 8192, then cluster_row (whose
+//                C is 1, i.e. block_row, when rows fill the GPU).
 // block_row and cluster_row run on rows of 256 elements or more (a block per shorter row idles).
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -29,6 +31,7 @@
 #include "clusters.cuh"
 #include "packed_rows.cuh"
 #include "segmented.cuh"
+#include "staged_rows.cuh"
 #include "vector_reads.cuh"
 
 namespace cg = cooperative_groups;
@@ -47,8 +50,7 @@ constexpr int kMaxCluster = 16;  // the largest cluster an H100/H200 launches (n
 
 // Thresholds of auto and of the cluster size, set from the H100 runs of chapter 09 (the
 // targets: >= 1.0x CUB at every row length, >= 0.9x the copy floor's speed from 2^16 on).
-// kMinSlice and kThreadRowMaxCols were not tuned here (step 06's measurements, and a guess).
-constexpr size_t kThreadRowMaxCols = 16;    // up to here a thread per row (step 06: fastest to 16)
+// kMinSlice was not tuned here (a guess).
 constexpr size_t kTileRowMaxCols = 8192;    // up to here a warp per row (block_row trailed CUB at 4096)
 constexpr size_t kMinSlice = 4096;          // a block's slice of a row is never cut below this (a guess)
 constexpr size_t kWarpVectorMinCols = 512;  // a warp reads rows this long as 16-byte vectors (H100, rows
@@ -132,24 +134,11 @@ __global__ void __launch_bounds__(kThreads) rows_cluster(const T* __restrict__ i
 }
 // [/docs:cluster-row]
 
-// ---- Short rows: a thread or a warp per row (step 06) -------------------------------------
-// A few elements per row: one thread each. A warp's 32 rows are contiguous, so its loads
-// together still cover whole cache lines.
-template <typename T>
-__global__ void __launch_bounds__(kThreads) rows_thread(const T* __restrict__ in, size_t rows, size_t cols,
-                                                        T* __restrict__ out) {
-  for (size_t r = blockIdx.x * size_t(kThreads) + threadIdx.x; r < rows; r += size_t(gridDim.x) * kThreads) {
-    const T* row = in + r * cols;
-    T sum = 0;
-    for (size_t j = 0; j < cols; ++j) sum += row[j];
-    out[r] = sum;
-  }
-}
-
-// Up to a few thousand elements: a warp per row, 16-byte loads over rows of 512 or more (one
-// element per lane a round below), cg::reduce in registers (one REDUX for ints). No shared
-// memory, no block barrier. Up to 16 loads in flight per lane, the rest as one guarded round,
-// the scalar ends loaded first: the body of a row of 4097 is two rounds of loads, not eight.
+// ---- A warp per row (auto's choice from 513 to 8192) -----------------------------------------
+// 16-byte loads over rows of 512 or more (one element per lane a round below), cg::reduce in
+// registers (one REDUX for ints). No shared memory, no block barrier. A batch of 16 loads per
+// lane, the rest as one guarded round, the scalar ends loaded first: a row of 4097 is two
+// rounds of loads, not eight (three in the rows where lane 31 misses the second full batch).
 // Two blocks per SM in the bounds: without it ptxas picked 41-45 registers (still two blocks
 // of 512 per SM) and issued 4 of a round's loads before its first add; with it, 64 registers
 // and 10 (the SASS in chapter 09's evidence): more bytes in flight at the same occupancy.
@@ -226,15 +215,15 @@ void cluster_rows(int cluster, const char* variant, const T* in, size_t rows, si
 // [/docs:cluster-row-launch]
 
 // Rows too short for a block: packed_rows where the shape fits it (a power-of-two length up
-// to 512, a 16-byte aligned matrix and output), else a thread per row (up to 16) or a warp per row.
+// to 512, a 16-byte aligned matrix and output), else staged_rows up to 512, else a warp per row.
 template <typename T>
 void short_rows(const char* variant, const T* in, size_t rows, size_t cols, T* out, const Launch& ctx) {
   if (packed_rows::fits(in, out, cols)) return packed_rows::launch(in, rows, cols, out, ctx);
-  if (cols <= packed_rows::kMaxCols)
+  if (cols <= staged_rows::kMaxCols) {
     harness::note_once("note: " + std::string(variant) + ": rows of " + std::to_string(cols) +
-                       " or a matrix or output not 16-byte aligned: a thread or a warp per row,"
-                       " not packed_rows");
-  if (cols <= kThreadRowMaxCols) return launch_short_rows(rows_thread<T>, kThreads, in, rows, cols, out, ctx);
+                       " or a matrix or output not 16-byte aligned: staged_rows, not packed_rows");
+    return staged_rows::launch(in, rows, cols, out, ctx);
+  }
   launch_short_rows(rows_warp<T>, kThreads / 32, in, rows, cols, out, ctx);
 }
 
@@ -271,7 +260,11 @@ int main(int argc, char** argv) {
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
              short_rows("packed_rows", in, rows, cols, out, ctx);
            }, harness::rows_up_to(packed_rows::kMaxCols)},
-          {"auto", "packed_rows, a thread (cols <= 16) or a warp (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",
+          {"staged_rows", "rows of 1-512 (any length, any alignment) read as tiles into shared memory, summed there",
+           [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
+             staged_rows::launch(in, rows, cols, out, ctx);
+           }, harness::rows_up_to(staged_rows::kMaxCols)},
+          {"auto", "packed_rows, staged_rows (cols <= 512), a warp per row (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) { auto_rows(in, rows, cols, out, ctx); }},
       }),
   }, harness::kBatch | harness::kCols | harness::kCluster, harness::clusters_unsupported);
