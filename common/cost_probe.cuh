@@ -1,4 +1,4 @@
-// What the cost probes (grid_sync_cost, cluster_cost) share, so that each program is its kernels
+// What the three probes (grid_sync_cost, cluster_cost, read_probe) share, so that each program is its kernels
 // and its measurements: main() and the flags, the median and min-max of the reps, a CSV of the
 // probe's own schema, and a timer for launches shorter than one event pair resolves.
 #pragma once
