@@ -167,8 +167,8 @@ __global__ void __launch_bounds__(kThreads) barrier_loop(PeerBarrier bar, int re
 // GPU's window, syncs, and adds its own window's K slots in order (same bits everywhere).
 // `half` comes from the host's launch counter, for the reason given at peer_barrier.
 #if HAVE_NCCL_DEVICE_API
-template <typename T>
 // [docs:nccl-lsa]
+template <typename T>
 __global__ void __launch_bounds__(kThreads, 2) reduce_nccl_lsa(const T* __restrict__ in, size_t n, T* partials,
                                                             ncclDevComm comm, ncclWindow_t window, unsigned half,
                                                             T* out) {

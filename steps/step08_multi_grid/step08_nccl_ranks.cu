@@ -4,7 +4,7 @@
 // kernel (shard_sum.cuh) into a device scalar, then ncclAllReduce of the K scalars: every
 // rank gets the total (checked bitwise equal on all ranks). Variant nccl_mp; its rows carry
 // step08_multi_grid in the CSV's step column, beside the one-process variants they are set
-// against. Timed on each rank's own clock (common/nccl_ranks.cuh): rank 0 writes the row.
+// against. Timed on each rank's own clock (nccl_ranks.cuh, this folder): rank 0 writes the row.
 #include <cstdio>
 #include <string>
 #include <vector>
