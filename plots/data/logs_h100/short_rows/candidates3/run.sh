@@ -38,7 +38,7 @@ for round in 1 2; do
   done
   echo "round $round done at $(date +%T)"
 done
-python3 $here/summary.py "$out" "$(echo $cands | tr " " ,)" >"$out/summary.txt"
+python3 plots/data/logs_h200/short_rows/candidates/summary.py "$out" "$(echo $cands | tr " " ,)" >"$out/summary.txt"
 cat "$out/summary.txt"
 for c in $cands; do
   ab_tmp/bin/$c --check --variant auto,warp_row,block_row,cluster_row --dtype all --offset 0,3 --n 2^26,2^20+300 --cols $lens,33,100 >"$out/check_$c.txt" 2>&1
