@@ -25,7 +25,7 @@ constexpr size_t kMaxCols = kSpan;
 // The shapes this kernel takes: a power-of-two row length up to 512 (a row never straddles a
 // span, and a row of up to 128 is a group of lanes within one load), a 16-byte aligned matrix
 // and output (rows of 1 store 16 bytes at a time). Others (rows of 33, a matrix shifted by one
-// element) go to the thread or warp per row.
+// element) go to staged_rows.cuh.
 template <typename T>
 bool fits(const T* in, const T* out, size_t cols) {
   const auto aligned = [](const T* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
