@@ -7,7 +7,7 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
 missing=()
-command -v nvcc >/dev/null 2>&1 || missing+=("nvcc (the CUDA toolkit, 12.x or 13.x: https://developer.nvidia.com/cuda-downloads)")
+command -v nvcc >/dev/null 2>&1 || missing+=("nvcc (the CUDA toolkit, 13.x; tested with 13.0: https://developer.nvidia.com/cuda-downloads)")
 command -v cmake >/dev/null 2>&1 || missing+=("cmake >= 3.24 (apt-get install cmake)")
 
 if ! PLOT_PYTHON=$(bash "$here/find_python.sh"); then

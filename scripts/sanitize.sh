@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # compute-sanitizer runs over the ladder.
 #   sanitize.sh racecheck [BUILD_DIR]  step01's plain / volatile / syncwarp, step02, step06,
-#                                      step07 and step07_normalize under racecheck, with the
+#                                      step06_filter, step07, step07_normalize and step 09's
+#                                      four cases (step09_clusters, step09_cluster_rows,
+#                                      rows_strided, pull_no_wait) under racecheck, with the
 #                                      expectations of docs/racecheck.md
 #   sanitize.sh clean [BUILD_DIR]      memcheck, synccheck and initcheck over every step and
-#                                      variant, and step07_normalize: all clean is expected
+#                                      variant, and step06_filter, step07_normalize and
+#                                      step09_cluster_rows: all clean is expected
 #   sanitize.sh one TOOL LOG PROGRAM [ARGS...]
 #                                      one program under one tool, its output into LOG; prints
 #                                      "errors E warnings W exit X" (the tool's summary, the

@@ -5,7 +5,7 @@
 // thread 0 holds the block's sum. Launch 2 runs the same kernel over those block sums; the
 // end of a launch is the only barrier between all blocks. Above 256 x 256 elements the block
 // sums are still too many for one block, so the launcher repeats until one value is left:
-// 2 launches up to 2^16 elements, 3 up to 2^24, 4 up to 2^32.
+// one launch up to 256 elements, 2 up to 2^16, 3 up to 2^24, 4 up to 2^32.
 #include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
 

@@ -15,8 +15,9 @@
 
 namespace cg = cooperative_groups;
 
-// 1024-thread blocks, two per SM: the same occupancy as step 04's 8 x 256. As sums they tied
-// (chapter 05); as a plain read (read_probe) 1024 was ahead on the H100, tied on the H200.
+// 1024-thread blocks, two per SM: the same occupancy as step 04's 8 x 256. As sums, in one
+// H200 session, they tied (chapter 05); as a plain read (read_probe) 1024 was ahead on the
+// H100, tied on the H200.
 constexpr int kThreads = 1024;
 
 template <typename T> struct Vec4;  // the 16-byte vector type of T

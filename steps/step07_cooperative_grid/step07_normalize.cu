@@ -151,7 +151,7 @@ void grid_sync(const T* in, size_t n, float* out, const harness::Launch& ctx) {
 // every thread of every block. Both need all blocks resident (cooperative launch).
 // [docs:exchanges]
 // grid.sync(): slots, a barrier across the grid (it orders memory), then every block reads
-// every slot. Two trips through L2 after the barrier's own: the barrier, then the slots.
+// every slot. Two trips through L2: the barrier's (arrive, then poll), then the read of the slots.
 struct GridSyncExchange {
   unsigned* slots;
   __device__ unsigned operator()(unsigned block_max_key) const {
