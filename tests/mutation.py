@@ -200,11 +200,19 @@ MUTANTS = {
     # tail at offset 0 and 1, rows of 33 and 300 only at offset 1 (at 0 their tiles are whole
     # vectors: the first run, logs_h100/short_rows/staged/, had them in and they passed).
     "staged_drop_tail": (STEP09_ROWS, [(
-        "    if (threadIdx.x < len - tail_begin) tile[lead + tail_begin + threadIdx.x] = src[tail_begin + threadIdx.x];",
-        "    if (false) tile[lead + tail_begin + threadIdx.x] = src[tail_begin + threadIdx.x];  // mutant: tail lost",
+        "  if (threadIdx.x < len - tail_begin) tile[lead + tail_begin + threadIdx.x] = src[tail_begin + threadIdx.x];",
+        "  if (false) tile[lead + tail_begin + threadIdx.x] = src[tail_begin + threadIdx.x];  // mutant: tail lost",
         "staged_rows.cuh")],
         [("2^20+300", "0,1", True, ["--variant", "staged_rows", "--cols", "3"]),
          ("2^20+300", "1", True, ["--variant", "staged_rows", "--cols", "33,300"])]),
+    # staged_rows' groups of lanes per row without their exchange of sums: only lane 0's share
+    # of a row (elements 0, G, 2G, ...) reaches out[r]. Wrong wherever a row has more than one
+    # lane: rows longer than 32, and rows of 8, 16, 24 and 32 (widened by the bank rule).
+    "staged_no_exchange": (STEP09_ROWS, [(
+        "    for (unsigned half = lanes / 2; half > 0; half /= 2) part += warp.shfl_xor(part, half);",
+        "    for (unsigned half = 0; half > 0; half /= 2) part += warp.shfl_xor(part, half);  // mutant: no exchange",
+        "staged_rows.cuh")],
+        [("2^20+300", "0,1", True, ["--variant", "staged_rows", "--cols", "16,33,300"])]),
     # Step 10's wavefront sum with a 64-wide wavefront written in: on NVIDIA's 32-lane warps the
     # first round (offset 32) reads past the warp, so each lane adds its own value again and
     # every block sum is wrong. --check must reject it (both variants, both dtypes). The other
