@@ -1,5 +1,5 @@
 // The launch side of the harness, the one common/ file a reader of a kernel or launcher needs
-// (steps 06-09 also use vector_reads.cuh): error checks, `Launch` (all a launcher gets besides
+// (steps 06-10 also use vector_reads.cuh): error checks, `Launch` (all a launcher gets besides
 // its input and output), grid sizes from the occupancy API, the cooperative launch. The rest of
 // common/ sits behind run_step() in a step's main and is not required reading.
 #pragma once
