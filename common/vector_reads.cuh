@@ -1,5 +1,5 @@
 // Step 05's 16-byte reads and block sum as pieces, and step 07's float block sum, for steps
-// 06-09's larger kernels. Steps 00-05 keep their own copies: each reads as one lesson.
+// 06-10's larger kernels. Steps 00-05 keep their own copies: each reads as one lesson.
 #pragma once
 
 #include <cooperative_groups.h>
