@@ -2,7 +2,8 @@
 // (a length that is not a power of two, such as 33 or 300, or a matrix that is not 16-byte
 // aligned). A block reads one tile of whole rows - about 4096 elements - with 16-byte loads,
 // 4 in flight per thread, into shared memory, then sums the tile's rows from there with a
-// group of G lanes per row (G a power of two, 1 to 32). The loads never see a row boundary,
+// group of G lanes per row (G a power of two; lanes_per_row picks 1 to 16 for rows up to 512,
+// the kernel would take 32). The loads never see a row boundary,
 // so the bytes in flight are those of a plain read whatever the length (chapter 09, "Short
 // rows").
 #pragma once
@@ -26,12 +27,13 @@ constexpr size_t kMaxCols = 512;
 
 // The lanes per row, G: the fewest that leave a lane at most 32 of a row's elements, then
 // doubled while the warp's reads would hit a shared-memory bank more than 4 times. Lane b of
-// group g reads element g * cols + b + k * G: the same banks at every k (a shift of all the
-// addresses), so the first read decides. At rows of 31 that is a thread per row (an odd
-// stride: 32 different banks); at rows of 16 a thread per row would put the warp on 2 banks
-// (16-way conflicts), so G = 4. Few lanes mean long chains of adds, many mean shuffles on few
-// adds; this rule came out of timing every G at 29 lengths on an H200 (chapter 09, "Short
-// rows"), where it is within a few percent of the best G at every length measured.
+// group g reads element g * cols + b + k * G: as k grows all the addresses shift together, so
+// each bank is hit as often as in the first read, which decides. At rows of 31 that is a
+// thread per row (an odd stride: 32 different banks); at rows of 16 a thread per row would
+// put the warp on 2 banks (16-way conflicts), so G = 4. Few lanes mean long chains of adds,
+// many mean shuffles on few adds; this rule came out of timing every G at 29 lengths on an
+// H200 (float, an aligned matrix; chapter 09, "Short rows"), where it was about 5% slower
+// than the best G at worst.
 inline unsigned bank_hits(size_t cols, unsigned lanes_per_row) {
   unsigned hits[32] = {}, worst = 0;
   for (unsigned lane = 0; lane < 32; ++lane)
