@@ -82,7 +82,7 @@ __device__ T block_sum(T value) {
 
 // Step 07's float block sum: the warps as above, then thread 0 adds the <= 32 warp sums as 8
 // float4 in a fixed tree, not a second chain of 5 shuffle + add rounds (unsigned has REDUX).
-// Whether that is faster is within one event pair's noise (docs/logs/step07_probe_h100.txt).
+// Whether that is faster is within one event pair's noise (results/logs/step07_probe_h100.txt).
 __device__ inline float block_sum_quads(float value) {
   __shared__ __align__(16) float warp_sums[32];
   auto warp = cg::tiled_partition<32>(cg::this_thread_block());

@@ -47,7 +47,7 @@ REFERENCE_STYLE = {results.CUB: dict(label=results.CUB_LABEL, color=STEP_COLORS[
                    results.FLOOR: dict(label=results.FLOOR_LABEL, color=STEP_COLORS["floor"], lw=1.5, ls="--")}
 
 
-BATCHED_PREFIX = "batched_"  # plots/data/<gpu>/batched_<program>.csv: the harness's --batch rows
+BATCHED_PREFIX = "batched_"  # results/<gpu>/batched_<program>.csv: the harness's --batch rows
 
 
 def with_runs(rows):

@@ -135,7 +135,7 @@ def check_values(r, where):
 
 
 def slug(device):
-    """'NVIDIA H100 80GB HBM3' -> 'h100_80gb_hbm3' (file names of plots/data and plots)."""
+    """'NVIDIA H100 80GB HBM3' -> 'h100_80gb_hbm3' (file names of results and plots)."""
     s = re.sub(r"[^a-z0-9]+", "_", device.lower()).strip("_")
     return s[len("nvidia_"):] if s.startswith("nvidia_") else s
 

@@ -66,7 +66,7 @@ run() {
   sanitize "$tool" "$log" "$bindir/$step" "$@"
   correct=no
   grep -qE '^(int|float) .* ok ' "$log" && ! grep -qE 'FAILED|WRONG' "$log" && correct=yes
-  # The report lines alone, with the command, for docs/logs/.
+  # The report lines alone, with the command, for results/logs/.
   { head -n 1 "$log"; grep -E '^=========' "$log" | grep -vE '^=========\s*$'; grep -E '^(int|float) ' "$log"; } \
     >"$logdir/${tool}_${name}.trimmed.log"
 }
@@ -139,7 +139,7 @@ if [ "$mode" = racecheck ]; then
 elif [ "$mode" = clean ]; then
   printf '%-22s %-9s %-8s %-9s %-5s %s\n' "tool/step" "correct" errors warnings "" expectation
   for tool in memcheck synccheck initcheck; do
-    for step in $(bash "$(dirname "$0")/list_steps.sh") step06_filter step07_normalize step09_cluster_rows; do
+    for step in $(cd "$(dirname "$0")/../steps" && ls -d step[0-9][0-9]_* ) step06_filter step07_normalize step09_cluster_rows; do
       run "$tool" "$step" "$step" --check --dtype all --n 2^16+3 --offset 1
       if grep -q "; skipping" "$logdir/${tool}_${step}.log"; then  # e.g. step08 with one GPU
         printf '%-22s %-9s %-8s %-9s %-5s %s\n' "$tool $(short_name $step)" "-" "-" "-" SKIP "$(grep -m1 '; skipping' "$logdir/${tool}_${step}.log")"

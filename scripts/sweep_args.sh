@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Sourced by gpu_check.sh and run_all.sh (--full): the sizes and shapes each program is
-# verified, swept and run past 2^31 elements over. Defines step06_cols, all_sizes,
-# large_n_args, verify_args and sweep_args (each takes a program name).
+# Sourced by gpu_check.sh and run_all.sh (--full): the steps, and the sizes and shapes each
+# program is verified, swept and run past 2^31 elements over. Defines list_steps, step06_cols,
+# all_sizes, large_n_args, verify_args and sweep_args (each takes a program name).
+
+# The steps of the ladder, in order: the folders steps/stepNN_name.
+list_steps() {
+  local d
+  for d in "$(dirname "${BASH_SOURCE[0]}")"/../steps/step[0-9][0-9]_*/; do basename "$d"; done
+}
 # What each step is verified and swept over. Array reductions: n = 2^10..2^30. Step 06's
 # problems have another shape: 2^26 elements as rows of 1..2^20 (and the blog's 2048 x 262144
 # floats), the filter at four pass rates.

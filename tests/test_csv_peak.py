@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Host test: no committed measurement is faster than its GPU's theoretical bandwidth.
 
-Every row of plots/data/*/*.csv (the harness's schema: files with gbps and pct_peak) must
+Every row of results/*/*.csv (the harness's schema: files with gbps and pct_peak) must
 have pct_peak <= 100 and gbps at most its GPU's peak. The CSVs do not store the peak, so it
 is recovered from them: each row with pct_peak >= 10 implies peak = 100 x gbps / pct_peak
 (both columns have two decimals: within 0.1% at 10%); the device's peak is the median of
@@ -22,7 +22,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(ROOT, "plots", "data")
+DATA = os.path.join(ROOT, "results")
 # grid_sync_cost.csv: microseconds per grid.sync(), no GB/s column; cluster_cost.csv (step 09):
 # launch and barrier costs, and GB/s of on-chip memory (shared memory, DSMEM, L2), which the
 # DRAM peak does not bound.
@@ -91,7 +91,7 @@ def committed_csvs():
 class CsvPeak(unittest.TestCase):
     def test_no_committed_row_above_peak(self):
         paths = committed_csvs()
-        self.assertGreater(len(read_rows(paths)), 10, "expected the committed CSVs under plots/data/*/")
+        self.assertGreater(len(read_rows(paths)), 10, "expected the committed CSVs under results/*/")
         found = violations(paths)
         if found:
             rows = {v.split(": ", 1)[0] for v in found}

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "maintainer"))
 import docs_sync  # noqa: E402
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
@@ -45,7 +45,7 @@ def links(path):
 class Docs(unittest.TestCase):
     def test_excerpts_and_tables_match_sources(self):
         problems = docs_sync.sync(markdown_files(), write=False)
-        self.assertEqual(problems, [], "\n".join(problems) + "\nfix: python3 scripts/docs_sync.py --write")
+        self.assertEqual(problems, [], "\n".join(problems) + "\nfix: python3 scripts/maintainer/docs_sync.py --write")
 
     def test_a_stale_excerpt_or_table_is_caught(self):
         """The check above can fail: edit a copy of a chapter and it must complain."""
@@ -143,7 +143,7 @@ class Docs(unittest.TestCase):
     def test_the_examples_in_the_syntax_help_are_valid_queries(self):
         """Each example of docs_sync.py's help runs on the committed data (its values may
         move with a new sweep; the queries must not break)."""
-        rows = docs_sync.load_measurements(sorted(glob.glob(os.path.join(ROOT, "plots", "data", "*", "step*.csv"))))
+        rows = docs_sync.load_measurements(sorted(glob.glob(os.path.join(ROOT, "results", "*", "step*.csv"))))
         examples = list(docs_sync.NUM.finditer(docs_sync.__doc__))
         self.assertGreater(len(examples), 3)
         for m in examples:
@@ -157,7 +157,7 @@ class Docs(unittest.TestCase):
                             (q + "n=2^12..2^20", "3 values match"),          # several without range/min/max
                             (q + "n=2^16 colour=red", "unknown key"),
                             ("csv device='Other GPU' step=cub n=2^16", "no row"),
-                            ("log docs/logs/step03_repeat_results.txt re='no such line'", "matches nothing")):
+                            ("log results/logs/step03_repeat_results.txt re='no such line'", "matches nothing")):
             with self.assertRaises(ValueError, msg=spec) as caught:
                 docs_sync.inline_number(spec, rows)
             self.assertIn(words, str(caught.exception), spec)

@@ -13,7 +13,7 @@ from unittest import mock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "plots"))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "maintainer"))
 import docs_sync  # noqa: E402
 import migrate_csv  # noqa: E402
 import results  # noqa: E402
@@ -617,7 +617,7 @@ class Results(unittest.TestCase):
         """Every committed measurement file is in the current schema (an earlier one is
         converted with plots/migrate_csv.py, not kept), names its device in every row, and
         holds only that device and one step's runs (folder and file are named after them)."""
-        paths = glob.glob(os.path.join(ROOT, "plots", "data", "*", "step*.csv"))
+        paths = glob.glob(os.path.join(ROOT, "results", "*", "step*.csv"))
         self.assertTrue(paths)
         for path in paths:
             with open(path) as f:
@@ -626,7 +626,7 @@ class Results(unittest.TestCase):
             self.assertTrue(rows, path)
             devs = results.devices(rows)
             self.assertEqual(len(devs), 1, path)
-            # plots/data/<device slug>/<step>.csv: the folder names the device, the file the
+            # results/<device slug>/<step>.csv: the folder names the device, the file the
             # program whose run it holds (every row is that step's, CUB's or the floor's)
             self.assertEqual(os.path.basename(os.path.dirname(path)), results.slug(devs[0]), path)
             step = os.path.basename(path)[:-len(".csv")]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Host test of chapter 10's audit (scripts/wave_audit.py): the table in docs/10_hip.md lists
+"""Host test of chapter 10's audit (scripts/maintainer/wave_audit.py): the table in docs/10_hip.md lists
 every 32-wide assumption of steps 00-09 and common/ where it is; step 10 has none; and the
 audit can fail: a copy of step 10 with 32 written into its wavefront sum (right on NVIDIA,
 wrong on a 64-wide AMD wavefront, so no NVIDIA run sees it) is caught, and so is a stale table."""
@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-AUDIT = os.path.join(ROOT, "scripts", "wave_audit.py")
+AUDIT = os.path.join(ROOT, "scripts", "maintainer", "wave_audit.py")
 STEP10 = os.path.join(ROOT, "steps", "step10_hip", "step10_hip.cu")
 WAVE_LOOP = "for (int offset = port::kWaveSize / 2; offset > 0; offset /= 2)"
 
@@ -64,7 +64,7 @@ class WaveAudit(unittest.TestCase):
                 text = f.read()
             with open(step02, "w") as f:
                 f.write("// one line more\n" + text)  # every finding of step 02 moves down a line
-            r = subprocess.run([sys.executable, os.path.join(tmp, "scripts", "wave_audit.py")], capture_output=True, text=True)
+            r = subprocess.run([sys.executable, os.path.join(tmp, "scripts", "maintainer", "wave_audit.py")], capture_output=True, text=True)
             self.assertEqual(r.returncode, 1)
             self.assertIn("stale", r.stdout)
 

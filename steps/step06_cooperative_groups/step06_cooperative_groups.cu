@@ -8,7 +8,7 @@
 //      unchanged with the whole block and with tiled_partition(block, N) tiles of 4..32
 //   2. thread_block_tile<N>: the size is a template argument, so shfl_down loops unroll
 //   3. cg::reduce on a tile (for ints on sm_80+ tiles of 32 and 16 become one REDUX
-//      instruction: scripts/sass_redux.sh shows it), and on a 256-thread tile: a block sum
+//      instruction: scripts/maintainer/sass_redux.sh shows it), and on a 256-thread tile: a block sum
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) rows_block_cg_tile(Rows<T> m) {
 // r * cols puts it, so each row is cut into a scalar head (to the first 16-byte boundary),
 // whole vectors, and a scalar tail. The loop is vector_reads::thread_sum's, written out here:
 // called through it, rows of 1-256 elements ran 1-9% slower on an H100
-// (plots/data/logs_h100/block_v4_via_vector_reads/).
+// (results/logs/h100/block_v4_via_vector_reads/).
 using vector_reads::Vec4;
 
 template <typename T>

@@ -24,7 +24,7 @@ constexpr int kThreads = 256;  // threads per block in every kernel here
 // [docs:filter]
 // One atomicAdd per kept element, as written. nvcc (13.0, sm_90) aggregates it per warp by
 // itself: the SASS has a vote, a popc, one ATOMG per warp and a shuffle of the base (see
-// scripts/sass_redux.sh BINARY: 2 SHFL where the source has none), and at 2^26 it is as
+// scripts/maintainer/sass_redux.sh BINARY: 2 SHFL where the source has none), and at 2^26 it is as
 // fast as warp_aggregated below or a few percent faster (chapter 06's filter tables). Both
 // stay far behind CUB at high pass rates: one counter still takes an atomic per warp,
 // serialised at that one address.

@@ -297,7 +297,7 @@ void one_block(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 // flight: 2^14 elements are one round of DRAM latency, 48 Ki about three. More blocks read
 // in one round but then pay for the second phase (and packed_slots for a cooperative launch).
 // The evidence (chapter 07, "auto"): both GPUs' batched runs
-// (plots/data/{h100_80gb_hbm3,h200}/batched_step07_cooperative_grid.csv) make an int
+// (results/{h100_80gb_hbm3,h200}/batched_step07_cooperative_grid.csv) make an int
 // crossover between 40 Ki and 48 Ki likely for warm back-to-back launches: its margins are
 // above the int gaps between identical kernels in the same runs but not all above the float
 // ones, so it is not settled; the float crossover (between 56 Ki and 64 Ki) is only

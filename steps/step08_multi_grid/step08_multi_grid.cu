@@ -131,7 +131,7 @@ __device__ void multi_grid_sync(cg::grid_group& grid, const PeerBarrier& b) {
 // ptxas gave this kernel 44 registers (one block per SM fit) and it ran slower than
 // peer_atomic at every large n (two H200s, 2^26..2^32). Why was not measured: that run's floor
 // also ran one block per SM with as many bytes in flight, at full speed (chapter 08; register
-// counts in docs/logs/step08_peer_barrier_registers.txt).
+// counts in results/logs/step08_peer_barrier_registers.txt).
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2) reduce_peer_barrier(const T* __restrict__ in, size_t n, T* partials,
                                                                 PeerBarrier bar, T* slots, unsigned rank, T* out) {

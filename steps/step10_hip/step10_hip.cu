@@ -15,7 +15,7 @@
 //
 // NVIDIA (nvcc): a normal step (the harness: flags, --check, CUB and the floor, CSV).
 //   make step10 && ./step10 --check --dtype all --n 1,1000,2^24+5 --offset 0,1,2,3
-// AMD (hipcc, scripts/hip_check.sh): compiled for gfx90a and gfx1030 with warnings as errors;
+// AMD (hipcc, scripts/maintainer/hip_check.sh): compiled for gfx90a and gfx1030 with warnings as errors;
 // its main checks every variant and rocPRIM's reduce against the host reference. No AMD GPU
 // was available to this project: that side has been compiled, never run.
 #include "portable.hpp"
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
 }
 #else
 // ---- AMD: every variant and rocPRIM's reduce checked against the host reference --------------
-// Compiled by scripts/hip_check.sh; never run here (no AMD GPU). The input is made on the host
+// Compiled by scripts/maintainer/hip_check.sh; never run here (no AMD GPU). The input is made on the host
 // from the harness's generator (reference.hpp) and copied over; no timing: numbers this
 // project cannot measure are not printed.
 #include <iostream>  // rocPRIM 5.3's device_reduce.hpp uses std::cout without including it

@@ -13,12 +13,12 @@ Blocks in README.md and docs/*.md:
     ```
     <!-- /excerpt -->
 
-    <!-- excerpt: docs/logs/racecheck_step01_volatile.log#lines=1-8 -->   (a line range)
+    <!-- excerpt: results/logs/racecheck_step01_volatile.log#lines=1-8 -->   (a line range)
 
     <!-- table: ladder device="NVIDIA H200" dtype=int n=2^30 [steps=step00,step05] [variants=all] -->
     <!-- table: sizes device="NVIDIA H200" dtype=int sizes=2^20,2^24,2^30 steps=step03,step04 [wrong=show] -->
     <!-- table: latency device="NVIDIA H200" dtype=int sizes=2^10,2^16,2^20 [steps=step03,step05] [variants=all] -->
-    ...generated from plots/data/<gpu>/step*.csv, then a blank line and the command that measures it:
+    ...generated from results/<gpu>/step*.csv, then a blank line and the command that measures it:
     Reproduce (in the build directory): ./step03 --n 2^20,2^24,2^30 --dtype int --reps 50; ./step04 ...
     <!-- /table -->
 
@@ -36,16 +36,16 @@ from papers and blogs are not blocks: they carry their citation. A block is one 
     step 05 runs at <!-- num: csv device=h200 step=step05 variant=v4_batch4 dtype=int n=2^30 col=gbps -->4640<!-- /num --> GB/s
     ahead (<!-- num: csv device=* step=step05 variant=v4_batch4 dtype=* n=2^13..2^21 col=x_cub range -->1.22-1.40<!-- /num -->x)
     a gain of <!-- num: csv device=* step=step01 variant=volatile dtype=int n=2^30 col=gbps over="step=step00 variant=tree" op=change fmt=+.0% range -->+32%<!-- /num -->
-    costs <!-- num: csv file=plots/data/h200/grid_sync_cost.csv threads=1024 blocks_per_sm=1 col=us_per_sync fmt=.2f -->1.00<!-- /num --> us
-    take <!-- num: log docs/logs/step03_repeat_results.txt re="^float .*-> (\d+) distinct" -->5<!-- /num --> values
-    all <!-- num: log docs/logs/racecheck_summary.txt re="^step02_\w+ .*PASS" count -->4<!-- /num --> pass
-    in <!-- num: log docs/logs/racecheck_summary.txt,docs/logs/h200/racecheck_summary.txt re="^step01_volatile +\S+ +\d+ +(\d+)" range -->10<!-- /num --> reports
+    costs <!-- num: csv file=results/h200/grid_sync_cost.csv threads=1024 blocks_per_sm=1 col=us_per_sync fmt=.2f -->1.00<!-- /num --> us
+    take <!-- num: log results/logs/step03_repeat_results.txt re="^float .*-> (\d+) distinct" -->5<!-- /num --> values
+    all <!-- num: log results/logs/racecheck_summary.txt re="^step02_\w+ .*PASS" count -->4<!-- /num --> pass
+    in <!-- num: log results/logs/racecheck_summary.txt,results/logs/h200/racecheck_summary.txt re="^step01_volatile +\S+ +\d+ +(\d+)" range -->10<!-- /num --> reports
 
 The query is read like a shell line (shlex): quote values with spaces; inside re="..." a
 backslash stays as written (\d, \S, \n) except before " and \; in over="..." quote a
 regex with single quotes (over="re='^int (\d+)'").
 
-csv (rows of plots/data/*/step*.csv, read like the tables, through results.py's loader):
+csv (rows of results/*/step*.csv, read like the tables, through results.py's loader):
   filters, each KEY=VALUE; VALUE is one value, a comma list (a,b), a range of numbers
   (2^13..2^21, both ends included) or * (any); every listed value and range must match at
   least one row, and a query that matches no row is an error, never an empty number:
@@ -71,7 +71,7 @@ csv (rows of plots/data/*/step*.csv, read like the tables, through results.py's 
   file=PATH reads another committed CSV (e.g. grid_sync_cost.csv) with Python's csv module
   instead: every column is a filter key, every row its own series, col= any column.
 
-log PATH (a committed text file, e.g. docs/logs/*, plots/data/logs_*/*; or several: a comma
+log PATH (a committed text file, e.g. results/logs/*, results/logs_*/*; or several: a comma
   list or a glob, each of which must match at least once; e.g. the H100's and the H200's log):
   re="REGEX" (Python, multi-line: ^ and $ match at each line); the number is the first
   capture group of each match (the whole match without a group); count: how many matches.
@@ -103,7 +103,7 @@ import shlex
 import statistics
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "plots"))
 import migrate_csv  # noqa: E402
 import results  # noqa: E402
@@ -263,7 +263,7 @@ def parse_num_spec(spec):
     kind, path, words = words[0], None, words[1:]
     if kind == "log":
         if not words or "=" in words[0]:
-            raise ValueError("log needs a file: num: log docs/logs/NAME re=\"...\"")
+            raise ValueError("log needs a file: num: log results/logs/NAME re=\"...\"")
         path, words = words[0], words[1:]
     filters, options = {}, {}
     for w in words:
@@ -314,7 +314,7 @@ def csv_series(rows, filters, col):
     best = filters.get("variant") == "best"
     if best:
         filters = {k: v for k, v in filters.items() if k != "variant"}
-    chosen = select(rows, filters, CSV_FILTERS, "plots/data/*/step*.csv")
+    chosen = select(rows, filters, CSV_FILTERS, "results/*/step*.csv")
     by_series = {}
     for r in chosen:
         by_series.setdefault(tuple(r.get(k) for k in SERIES), []).append(r)
@@ -508,7 +508,7 @@ def markdown_files():
 def sync(paths, write, rows=None):
     """Returns a list of problems (empty when every block matches its source)."""
     if rows is None:
-        rows = load_measurements(sorted(glob.glob(os.path.join(ROOT, "plots", "data", "*", "step*.csv"))))
+        rows = load_measurements(sorted(glob.glob(os.path.join(ROOT, "results", "*", "step*.csv"))))
     problems = []
     for path in paths:
         if not os.path.exists(path):
@@ -571,5 +571,5 @@ if __name__ == "__main__":
         print("rewrote blocks" + (f"; {len(problems)} were stale or broken" if problems else ": all were current"))
         sys.exit(1 if any("differs" not in p for p in problems) else 0)
     if problems:
-        print("run: python3 scripts/docs_sync.py --write   (then review the diff)")
+        print("run: python3 scripts/maintainer/docs_sync.py --write   (then review the diff)")
     sys.exit(1 if problems else 0)

@@ -15,9 +15,9 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHAPTER = os.path.join(ROOT, "docs", "10_hip.md")
-BEGIN, END = "<!-- wave-audit: scripts/wave_audit.py --write -->", "<!-- /wave-audit -->"
+BEGIN, END = "<!-- wave-audit: scripts/maintainer/wave_audit.py --write -->", "<!-- /wave-audit -->"
 # The one place step 10 writes the width: CUDA's branch of the portability header (after its
 # `#else`; the same line in the HIP branch would be a finding).
 ALLOWED = ("portable.hpp", "constexpr int kWaveSize = 32;")
@@ -94,7 +94,7 @@ def main():
     status = 0
     if text[a:b].strip() != fresh.strip():
         print("docs/10_hip.md: the wave audit table is stale (a width assumption was added, moved or removed); "
-              "fix: python3 scripts/wave_audit.py --write")
+              "fix: python3 scripts/maintainer/wave_audit.py --write")
         status = 1
     step10 = glob.glob(os.path.join(ROOT, "steps", "step10_hip", "*"))
     for path in step10:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Chapter 07's pitfalls with their real output (gpu_check.sh keeps it in docs/logs/): a grid
+# Chapter 07's pitfalls with their real output (gpu_check.sh keeps it in results/logs/): a grid
 # too large to be co-resident (--blocks 65536: exit 2), float results that differ from run to
 # run (--repeat-results), grid.sync() in a kernel launched without the cooperative attribute
 # (sync_no_coop, by name only), and no GPU at all (exit 77).
-#   bash scripts/step07_pitfalls.sh BUILD_DIR
+#   bash scripts/maintainer/step07_pitfalls.sh BUILD_DIR
 build=${1:-build}
 for cmd in "--check --variant grid_sync --blocks 65536 --n 2^20" \
            "--check --variant grid_sync --n 2^20 --dtype float --repeat-results 20" \

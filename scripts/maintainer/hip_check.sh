@@ -3,11 +3,11 @@
 # and gfx1030 (RDNA, 32-wide), warnings as errors, rocPRIM's reduce (the AMD baseline) in it;
 # then the binary run once (without an AMD GPU: one line, exit 77). No AMD GPU was available
 # to this project: this compiles the AMD side, it does not run it.
-#   bash scripts/hip_check.sh [OUT_DIR]      (exit 77 when hipcc cannot be had)
+#   bash scripts/maintainer/hip_check.sh [OUT_DIR]      (exit 77 when hipcc cannot be had)
 # hipcc missing: installed from Debian (hipcc, librocprim-dev) when root with apt-get, else
 # one line saying what to install.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-${TMPDIR:-/tmp}/hip_check}
 mkdir -p "$out"
 if ! command -v hipcc >/dev/null 2>&1 || [ ! -f /usr/include/rocprim/rocprim.hpp ]; then
