@@ -3,6 +3,7 @@
 
     docs_sync.py            check: exit 1 and say where a block differs from its source
     docs_sync.py --write    rewrite every block from its source
+    docs_sync.py [--write] FILE...   the same for these markdown files only
     docs_sync.py --help     this text
 
 Blocks in README.md and docs/*.md:
@@ -502,7 +503,10 @@ def load_measurements(paths):
 
 
 def markdown_files():
-    return [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    """README.md, CONTRIBUTING.md, the chapters and docs/evidence/*.md (the evidence pages)."""
+    top = [os.path.join(ROOT, name) for name in ("README.md", "CONTRIBUTING.md")]
+    return ([p for p in top if os.path.exists(p)] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+            + sorted(glob.glob(os.path.join(ROOT, "docs", "evidence", "*.md"))))
 
 
 def sync(paths, write, rows=None):
@@ -564,7 +568,8 @@ if __name__ == "__main__":
         print(__doc__)
         sys.exit(0)
     write = "--write" in sys.argv[1:]
-    problems = sync(markdown_files(), write)
+    only = [os.path.abspath(a) for a in sys.argv[1:] if not a.startswith("--")]  # FILE...: just these
+    problems = sync(only or markdown_files(), write)
     for p in problems:
         print(p)
     if write:
