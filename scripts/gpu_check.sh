@@ -221,7 +221,7 @@ if [ $sweep = yes ]; then
   "$PLOT_PYTHON" plots/plot.py --out plots results/*/step*.csv || status=1
 fi
 
-step "outputs the workshop and chapter 08 quote, whole (results/logs/, results/logs_${slug}x*/nccl_probe/)"
+step "outputs the workshop and chapter 08 quote, whole (results/logs/, results/logs/${slug}x*/nccl_probe/)"
 # The workshop's two mutants (ex03 zeroed in the kernel, ex07 with the reciprocal); with two or
 # more GPUs also step 08's 1000 peer_barrier launches and the all-reduce probe.
 PLOT_PYTHON=$PLOT_PYTHON bash scripts/maintainer/quoted_logs.sh "$build" 2>&1 | tee "$logs/quoted_logs.txt"

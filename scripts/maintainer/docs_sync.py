@@ -72,7 +72,7 @@ csv (rows of results/*/step*.csv, read like the tables, through results.py's loa
   file=PATH reads another committed CSV (e.g. grid_sync_cost.csv) with Python's csv module
   instead: every column is a filter key, every row its own series, col= any column.
 
-log PATH (a committed text file, e.g. results/logs/*, results/logs_*/*; or several: a comma
+log PATH (a committed text file, e.g. a file under results/logs/; or several: a comma
   list or a glob, each of which must match at least once; e.g. the H100's and the H200's log):
   re="REGEX" (Python, multi-line: ^ and $ match at each line); the number is the first
   capture group of each match (the whole match without a group); count: how many matches.
@@ -264,7 +264,7 @@ def parse_num_spec(spec):
     kind, path, words = words[0], None, words[1:]
     if kind == "log":
         if not words or "=" in words[0]:
-            raise ValueError("log needs a file: num: log results/logs/NAME re=\"...\"")
+            raise ValueError("log needs a file: num: log results/logs/<file> re=\"...\"")
         path, words = words[0], words[1:]
     filters, options = {}, {}
     for w in words:

@@ -11,7 +11,7 @@
 # Two or more GPUs (else skipped, said in one line):
 #   results/logs/step08_peer_barrier_repeats_<gpu>x<K>.txt   1000 verified launches of
 #       peer_barrier, every result printed and the distinct count at the end of the line
-#   results/logs_<gpu>x<K>/nccl_probe/              scripts/nccl_probe.sh on all K GPUs
+#   results/logs/<gpu>x<K>/nccl_probe/              scripts/nccl_probe.sh on all K GPUs
 # <gpu> is the device's slug (results.slug: h100_80gb_hbm3, h200). The mutants are built
 # here with nvcc from the solutions and a replacement that must match exactly once; the
 # workshop files themselves are never changed. Exit 1 if a build or a run that must succeed failed.
@@ -113,5 +113,5 @@ grep -oE -- '-> [0-9]+ distinct' "$f" | sed 's/^/step08 peer_barrier, 1000 launc
 
 # The all-reduce probe on every GPU of this machine (one process per GPU: step08_nccl_ranks,
 # which nccl_probe.sh takes from the same build folder).
-bash scripts/nccl_probe.sh "$build/step08_multi_grid" "results/logs_${slug}x$gpu_count/nccl_probe" || status=1
+bash scripts/nccl_probe.sh "$build/step08_multi_grid" "results/logs/${slug}x$gpu_count/nccl_probe" || status=1
 exit $status
