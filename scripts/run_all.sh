@@ -2,7 +2,7 @@
 # The main command (README): build the step programs (only those: CMake's `steps` target),
 # run each one on the GPU at sizes that tell its story, int and float, with a progress line
 # per program, then print the ladder as one table and draw the plots into build/results/.
-#   bash scripts/run_all.sh            the ladder: about a minute on an H100 from a fresh clone
+#   bash scripts/run_all.sh            the ladder: under a minute on an H200 from a fresh clone
 #   bash scripts/run_all.sh --full     every program over gpu_check.sh's whole sweep (2^10..2^30,
 #                                      every row length and pass rate): tens of minutes
 #   bash scripts/run_all.sh --reps 5   any other flag goes to every program
@@ -19,7 +19,8 @@ t0=$(date +%s)
 elapsed() { echo "$(( $(date +%s) - t0 )) s"; }
 
 # The story of each program at a glance: a launch-bound size, a mid size and a bandwidth-bound
-# one; step 06 one short, one mid and one long row length, its filter one pass rate. The
+# one; step 06 one short, one mid and one long row length, its filter one pass rate; step 10's
+# tiles on the short rows they are made for (on long rows they are slow by design). The
 # second programs of steps 06, 07 and 09 (the filter, the normalization, a cluster per row) run
 # after their step.
 story_args() {
@@ -29,6 +30,7 @@ story_args() {
     step08_*) echo "--n 2^24,2^28" ;;
     step09_cluster_rows) echo "--n 2^26 --cols 4096,2^20" ;;
     step09_*) echo "--n 2^16,2^20,2^24,2^28" ;;
+    step10_*) echo "--n 2^20,2^24,2^28 --cols 16,256" ;;  # the tutorial's tiles on short rows
     *) echo "--n 2^20,2^24,2^28" ;;
   esac
 }
