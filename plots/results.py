@@ -28,6 +28,7 @@ batch 1; plots/migrate_csv.py converts them and the 10-column files.
 """
 import csv
 import math
+import os
 import re
 import statistics
 import sys
@@ -278,33 +279,55 @@ def pow2(n):
     return f"2^{e}" if n == 1 << e else str(n)
 
 
+def program(step):
+    """What a learner types for a step's program: step05 for steps/step05_vectorized's own, the
+    full name for a step's second program (step07_normalize)."""
+    steps_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "steps")
+    return short(step) if os.path.isdir(os.path.join(steps_dir, step)) else step
+
+
 def sizes_table(rows, device, dtype, sizes, steps=None, show_wrong=False, shape=ARRAY,
                 cub_label="DeviceReduce::Sum"):
     """Markdown table, one column per size: every variant of the given steps as
-    'GB/s (x CUB)', x CUB the row's own same-run ratio; then CUB and the floor, each the median
-    of its rows of all the programs' runs ("(all runs)": their GB/s is not any one step's run).
+    'GB/s (x CUB)', x CUB the row's own same-run ratio. CUB and the floor follow each step's
+    rows as they ran in that step's own program ("CUB, step05's run": rows that carry a 'run',
+    the CSV they come from, as docs_sync loads them), so a step's GB/s over CUB's in the row
+    below gives the bracket's ratio. Rows without a 'run' (results.load) cannot be told apart
+    by program: then one CUB and one floor line close the table, each the median of its rows
+    of all the programs' runs, and say so ("(all runs)").
     show_wrong: also variants whose sum was wrong, marked '(wrong sum)'. `shape` picks the
     problem (array -> one sum by default; "normalize" for step 07's array -> array)."""
     c = curves(rows, device, dtype, include_wrong=show_wrong, shape=shape)
     x_cub = curves(rows, device, dtype, include_wrong=show_wrong, field="x_cub", shape=shape)
     wrong = {(r["step"], r["variant"]) for r in rows if not r["verified"] and r["device"] == device}
 
-    def cells(key, with_ratio=True):
+    def cells(key, with_ratio=True, c=c, x_cub=x_cub):
         by_n, xs = c.get(key, {}), (x_cub.get(key, {}) if with_ratio else {})
         return [("-" if n not in by_n else f"{by_n[n]:.0f} GB/s" + (f" ({xs[n]:.2f}x)" if n in xs else ""))
                 for n in sizes]
 
+    def references(label, c=c, x_cub=x_cub):
+        out = [f"| CUB{label} | {cub_label} | " + " | ".join(cells(CUB, False, c, x_cub)) + " |"]
+        for key in sorted(k for k in c if k[0] == FLOOR[0]):
+            if any(n in c[key] for n in sizes):
+                out.append(f"| floor{label} | {FLOOR_VARIANT_LABELS[key[1]]} | " + " | ".join(cells(key, True, c, x_cub)) + " |")
+        return out
+
     lines = ["| step | variant | " + " | ".join(f"n = {pow2(n)}" for n in sizes) + " |",
              "|---|---|" + "---:|" * len(sizes)]
-    for step, variant in sorted(c):
-        if is_reference(step) or (steps and short(step) not in steps):
-            continue
+    shown = [(s, v) for s, v in sorted(c) if not is_reference(s) and not (steps and short(s) not in steps)]
+    per_run = bool(shown) and all("run" in r for r in rows)
+    for i, (step, variant) in enumerate(shown):
         label = f"{variant} (wrong sum)" if (step, variant) in wrong else variant
         lines.append(f"| {step} | {label} | " + " | ".join(cells((step, variant))) + " |")
-    lines.append(f"| CUB (all runs) | {cub_label} | " + " | ".join(cells(CUB, with_ratio=False)) + " |")
-    for key in sorted(k for k in c if k[0] == FLOOR[0]):
-        if any(n in c[key] for n in sizes):
-            lines.append(f"| floor (all runs) | {FLOOR_VARIANT_LABELS[key[1]]} | " + " | ".join(cells(key)) + " |")
+        if per_run and (i + 1 == len(shown) or shown[i + 1][0] != step):
+            runs = {r["run"] for r in rows if r["step"] == step and r["device"] == device}
+            own = [r for r in rows if r["step"] in (CUB[0], FLOOR[0]) and r["run"] in runs]
+            lines += references(f", {program(step)}'s run",
+                                curves(own, device, dtype, shape=shape),
+                                curves(own, device, dtype, field="x_cub", shape=shape))
+    if not per_run:
+        lines += references(" (all runs)")
     return "\n".join(lines)
 
 
