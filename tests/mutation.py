@@ -4,6 +4,7 @@
     mutation.py list                          names of the mutants (CMake builds one program each)
     mutation.py source NAME                   the step source a mutant is made from (relative path)
     mutation.py write NAME OUT.cu             write the mutated source (CMake calls this at build time)
+    mutation.py anchors                       host check: every patch applies, anchored on code
     mutation.py run BUILD_DIR [LOG] [--only NAME,...]
                                               run every mutant (or the named ones); exit 0 only if
                                               each required rejection and detection happened, 77
@@ -141,8 +142,8 @@ MUTANTS = {
     # write-after-read race; it changes block 0's own partial only when another warp
     # overtakes warp 0 that far, so --check is not required to see it. Racecheck must.
     "packed_no_reuse_sync": (STEP07, [(
-        "  __syncthreads();  // block_sum's shared memory is used again below",
-        "  // mutant: no barrier before block_sum's shared memory is used again")],
+        "  __syncthreads();  // block_sum's shared memory is used again below\n  T v = 0;",
+        "  // mutant: no barrier before block_sum's shared memory is used again\n  T v = 0;")],
         [("2^16+1,2^20+1", "0", RECORDED, ["--variant", "packed_slots"])]),
     # Step 08's cross-GPU barrier with `if` for `for`: a GPU that does not arrive last looks
     # at the generation once and leaves, then adds the K slots while the GPUs behind it may
@@ -234,6 +235,22 @@ SANITIZER = {
 }
 
 
+def code_pattern(old):
+    """A regex for the code of `old`: the same tokens, any run of spaces or tabs between them,
+    and where `old` ends a line with a // comment, any comment there. A mutant anchors on code,
+    so rewording a comment never breaks it; changing the code it patches does (and says so)."""
+    lines = []
+    for line in old.split("\n"):
+        code, comment = line, False
+        if "//" in line and '"' not in line:
+            code, comment = line.split("//", 1)[0], True
+        tokens = [re.escape(t) for t in code.split()]
+        lead = r"[ \t]*" if (lines or code[:1].isspace()) else ""  # a line's indentation, any width
+        tail = r"[ \t]*//[^\n]*" if comment else (r"[ \t]+" if code[-1:].isspace() else "")
+        lines.append(lead + r"[ \t]+".join(tokens) + tail)
+    return re.compile(r"\n".join(lines))
+
+
 def mutate(name):
     """The mutant program's text. A replacement (old, new, header) patches that header of the
     step's folder instead, and the patched header takes the place of its #include line."""
@@ -250,11 +267,12 @@ def mutate(name):
     for old, new, *header in replacements:
         where = header[0] if header else None
         text = text_of(where)
-        count = text.count(old)
-        if count != 1:
-            raise SystemExit(f"mutation.py: {name}: the text to replace occurs {count} times in "
+        found = list(code_pattern(old).finditer(text))
+        if len(found) != 1:
+            raise SystemExit(f"mutation.py: {name}: the code to replace occurs {len(found)} times in "
                              f"{where or source} (expected once): {old!r}")
-        files[where] = text.replace(old, new)
+        m = found[0]
+        files[where] = text[:m.start()] + new + text[m.end():]
     text = text_of(None)
     for header, body in files.items():
         if header is not None:
@@ -431,6 +449,21 @@ def detect(name, build_dir, say):
     return failures
 
 
+def check_anchors():
+    """Host check (CTest host_mutation_anchors): every mutant's patch applies to today's source;
+    an anchor ignores comments and spacing (reworded, the patch still applies) but not code
+    (a changed token, and the patch refuses to apply)."""
+    for name in MUTANTS:
+        mutate(name)  # SystemExit with the reason when a patch no longer applies
+    line = "  if (thread < n - tail_begin) sum += in[tail_begin + thread];  // scalar tail"
+    text = "x;\n    if (thread <  n - tail_begin) sum += in[tail_begin + thread];   // reworded\ny;\n"
+    assert len(code_pattern(line).findall(text)) == 1, "a reworded comment broke an anchor"
+    assert not code_pattern(line).findall(text.replace("tail_begin +", "tail_begin -")), "a code change went unseen"
+    assert len(code_pattern("  __syncthreads();  // why").findall("  __syncthreads();\n  __syncthreads();  // a\n")) == 1
+    print(f"mutation anchors: {len(MUTANTS)} patches apply; comments and spacing ignored, code is not")
+    return 0
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     only = None
@@ -452,6 +485,8 @@ if __name__ == "__main__":
         os.makedirs(os.path.dirname(os.path.abspath(args[2])), exist_ok=True)
         with open(args[2], "w") as f:
             f.write(text)
+    elif args[:1] == ["anchors"] and len(args) == 1:
+        sys.exit(check_anchors())
     elif args[:1] == ["run"] and len(args) in (2, 3):
         sys.exit(run(args[1], args[2] if len(args) == 3 else None, only))
     else:
