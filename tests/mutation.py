@@ -19,7 +19,7 @@ every run whose loss is larger than the float result's own rounding allowance: t
 vectors and warps, the guard value read past the end, and the 1..3 lost head or tail
 elements up to n = 2^20+3. A few lost elements at n >= 2^24 (tol 0.22 there, while one
 element is uniform in [-1, 1)) and `drop_4_elements` are recorded, not required: seeing them
-in float is luck (see docs/README.md, "Verification").
+in float is luck (see docs/evidence/README.md, "Verification").
 
 Races. A race need not show in any one result, so every race mutant has a detector, and the
 test shows both that the detector fires on the mutant and that it stays quiet on the clean

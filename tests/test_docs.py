@@ -215,8 +215,9 @@ class Docs(unittest.TestCase):
                 for names in re.findall(r'\{0, \{("--[a-z-]+"(?:, "--[a-z-]+")*)\}', f.read()):
                     flags |= set(re.findall(r'"(--[a-z-]+)"', names))
         self.assertTrue({"--repeat-results", "--cols", "--pass-rate", "--blocks", "--id-file", "--gpus"} <= flags, flags)
-        with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
-            steps = set(re.findall(r"^  (step\d\d)_\w+$", f.read(), flags=re.M))
+        # The steps are the folders steps/stepNN_name (each declared by its own CMakeLists.txt).
+        steps = {os.path.basename(d)[:6] for d in glob.glob(os.path.join(ROOT, "steps", "step[0-9][0-9]_*"))
+                 if os.path.exists(os.path.join(d, "CMakeLists.txt"))}
         for md in markdown_files():
             with open(md) as f:
                 for line in f:

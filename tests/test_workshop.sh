@@ -9,8 +9,8 @@
 #                                           with `all`, exercise 09 is skipped (not failed) on
 #                                           a GPU without thread block clusters (before sm_90)
 #
-# Both use --no-build: the exercises and solutions are CMake targets in ALL, built before
-# ctest runs. Exit 0 when every expectation holds, 1 when one does not, 77 (gpu) without a GPU.
+# Both use --no-build: the exercises and solutions are built by the `workshop` target (CTest's
+# host_build_workshop, or test.sh, builds it before these run). Exit 0 when every expectation holds, 1 when one does not, 77 (gpu) without a GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 checker=$root/scripts/check_exercise.sh

@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) rows_block_cg_tile(Rows<T> m) {
 // r * cols puts it, so each row is cut into a scalar head (to the first 16-byte boundary),
 // whole vectors, and a scalar tail. The loop is vector_reads::thread_sum's, written out here:
 // called through it, rows of 1-256 elements ran 1-9% slower on an H100
-// (results/logs/h100/block_v4_via_vector_reads/).
+// (git show b3ba59e:plots/data/logs_h100/block_v4_via_vector_reads/README.txt).
 using vector_reads::Vec4;
 
 template <typename T>
