@@ -1,0 +1,65 @@
+// The wavefront model's <hip/hip_cooperative_groups.h>: the HIP 5.2 groups step 10 uses, on
+// the CPU model, as HIP 5.2 defines them (amd_hip_cooperative_groups.h): a tile's rank is the
+// block rank's low bits, its shuffles are the wavefront's at the tile's width, a tile may be
+// at most a wavefront wide (a compile error above), and its sync() orders memory only (the
+// lanes of a wavefront are in lockstep; the model makes them meet).
+#pragma once
+
+#include "hip_runtime.h"
+
+namespace cooperative_groups {
+
+class thread_block {
+ public:
+  uint32_t size() const { return blockDim.x * blockDim.y * blockDim.z; }
+  uint32_t thread_rank() const { return ::wave_model::lane().rank; }
+  dim3 group_index() const { return blockIdx; }
+  dim3 thread_index() const { return threadIdx; }
+  bool is_valid() const { return true; }
+  void sync() const { __syncthreads(); }
+};
+inline thread_block this_thread_block() { return {}; }
+
+class grid_group {
+ public:
+  uint32_t size() const { return blockDim.x * blockDim.y * blockDim.z * gridDim.x * gridDim.y * gridDim.z; }
+  uint32_t thread_rank() const {
+    const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    return block * (blockDim.x * blockDim.y * blockDim.z) + ::wave_model::lane().rank;
+  }
+  bool is_valid() const { return true; }
+  void sync() const { ::wave_model::grid_sync(); }
+};
+inline grid_group this_grid() { return {}; }
+
+template <unsigned int Size, class Parent = void>
+class thread_block_tile {
+  static_assert(Size > 0 && (Size & (Size - 1)) == 0 && Size <= unsigned(warpSize),
+                "Tile size is either not a power of 2 or greater than the wavefront size");
+
+ public:
+  thread_block_tile() = default;
+  template <class P>
+  thread_block_tile(const thread_block_tile<Size, P>&) {}
+  static constexpr unsigned int num_threads_ = Size;
+  static unsigned int size() { return Size; }
+  static unsigned int thread_rank() { return ::wave_model::lane().rank & (Size - 1); }
+  static void sync() { ::wave_model::converge(WAVE_MODEL_SITE); }
+  template <class T>
+  T shfl(T var, int src_rank, ::wave_model::Site site = WAVE_MODEL_SITE) const { return __shfl(var, src_rank, int(Size), site); }
+  template <class T>
+  T shfl_down(T var, unsigned int delta, ::wave_model::Site site = WAVE_MODEL_SITE) const { return __shfl_down(var, delta, int(Size), site); }
+  template <class T>
+  T shfl_up(T var, unsigned int delta, ::wave_model::Site site = WAVE_MODEL_SITE) const { return __shfl_up(var, delta, int(Size), site); }
+  template <class T>
+  T shfl_xor(T var, unsigned int mask, ::wave_model::Site site = WAVE_MODEL_SITE) const { return __shfl_xor(var, int(mask), int(Size), site); }
+};
+
+template <unsigned int Size, class Parent>
+thread_block_tile<Size, Parent> tiled_partition(const Parent&) {
+  static_assert(Size > 0 && (Size & (Size - 1)) == 0 && Size <= unsigned(warpSize),
+                "Tiled partition with size > wavefront size. Currently not supported ");
+  return {};
+}
+
+}  // namespace cooperative_groups
