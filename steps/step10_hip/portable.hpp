@@ -21,6 +21,7 @@ using gpuStream_t = hipStream_t;
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 
 namespace port {
+// [docs:hip-width]
 // A wavefront is 64 lanes on CDNA (gfx90a) and 32 on RDNA (gfx1030, its default wave32). The
 // compiler defines the width for each offload target's device code; the host pass sees 64
 // whatever the target, so never use it in host code (the host asks hipDeviceProp_t::warpSize).
@@ -29,6 +30,7 @@ using lane_mask = unsigned long long;  // __ballot returns 64 bits on every targ
 // HIP 5.2 has no *_sync shuffles and no __syncwarp: a wavefront runs its lanes in lockstep.
 template <typename T>
 __device__ T shfl_down(T value, int delta) { return __shfl_down(value, delta, kWaveSize); }
+// [/docs:hip-width]
 
 inline void check(gpuError_t err, const char* call) {
   if (err == hipSuccess) return;
@@ -69,7 +71,7 @@ using gpuStream_t = cudaStream_t;
 namespace port {
 // 32 on every NVIDIA GPU. CUDA's warpSize says so too, but it is not a constant expression, and
 // the loops below unroll on this constant (HIP 5.2's warpSize is one; see the HIP branch).
-constexpr int kWaveSize = 32;
+constexpr int kWaveSize = 32;  // wave-audit: allow (every NVIDIA warp is 32)
 using lane_mask = unsigned;  // one bit per lane of a 32-lane warp
 // Since Volta a warp's lanes may diverge: the shuffle names the lanes that take part.
 template <typename T>
