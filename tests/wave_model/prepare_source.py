@@ -42,6 +42,8 @@ def write(out_dir, step10_text, portable_text):
         if old != text:  # unchanged files keep their time stamp (no needless rebuild)
             with open(path, "w") as f:
                 f.write(text)
+    with open(os.path.join(out_dir, "prepared.stamp"), "w") as f:  # the build's record that this ran
+        f.write("")
 
 
 def main():
