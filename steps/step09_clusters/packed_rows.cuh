@@ -1,6 +1,7 @@
-// Short rows at the floor's speed: the segmented sum's rows of 1, 2, 4, ... 512 elements
-// (powers of two) read as step 05 reads an array - 16-byte loads, 4 in flight per thread, a
-// full SM of threads - and summed inside the warp. Chapter 09 ("Short rows") measures it.
+// Short rows within 10% of the floor's time: the segmented sum's rows of 1, 2, 4, ... 512
+// elements (powers of two) read as step 05 reads an array - 16-byte loads, 4 in flight per
+// thread, a full SM of threads - and summed inside the warp. docs/06_cooperative_groups.md
+// ("Short rows at the floor") measures it.
 //
 // Why a thread or a warp per row is slow here: a thread per row of 16 reads 64 bytes with
 // 4-byte loads; a warp per row of 32 issues one 4-byte load per lane and then waits for it.

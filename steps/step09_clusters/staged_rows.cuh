@@ -1,11 +1,11 @@
-// Short rows of ANY length up to 512 at the floor's speed: the rows packed_rows cannot take
-// (a length that is not a power of two, such as 33 or 300, or a matrix that is not 16-byte
-// aligned). A block reads one tile of whole rows - about 4096 elements - with 16-byte loads,
+// Short rows of ANY length up to 512 within 10% of the floor's time: the rows packed_rows
+// cannot take (a length that is not a power of two, such as 33 or 300, or a matrix that is not
+// 16-byte aligned). A block reads one tile of whole rows - about 4096 elements - with 16-byte loads,
 // 4 in flight per thread, into shared memory, then sums the tile's rows from there with a
 // group of G lanes per row (G a power of two; lanes_per_row picks 1 to 16 for rows up to 512,
 // the kernel would take 32). The loads never see a row boundary,
-// so the bytes in flight are those of a plain read whatever the length (chapter 09, "Short
-// rows").
+// so the bytes in flight are those of a plain read whatever the length
+// (docs/06_cooperative_groups.md, "Short rows at the floor").
 #pragma once
 
 #include <cooperative_groups.h>
@@ -32,8 +32,8 @@ constexpr size_t kMaxCols = 512;
 // thread per row (an odd stride: 32 different banks); at rows of 16 a thread per row would
 // put the warp on 2 banks (16-way conflicts), so G = 4. Few lanes mean long chains of adds,
 // many mean shuffles on few adds; this rule came out of timing every G at 29 lengths on an
-// H200 (float, an aligned matrix; chapter 09, "Short rows"), where it was about 5% slower
-// than the best G at worst.
+// H200 (float, an aligned matrix; docs/evidence/06_cooperative_groups.md, "staged_rows"),
+// where it was about 5% slower than the best G at worst.
 inline unsigned bank_hits(size_t cols, unsigned lanes_per_row) {
   unsigned hits[32] = {}, worst = 0;
   for (unsigned lane = 0; lane < 32; ++lane)
@@ -100,8 +100,9 @@ __global__ void __launch_bounds__(kThreads) rows_staged(const T* __restrict__ in
 
 // One block per tile, not as many blocks as fit striding over the tiles: the block scheduler
 // gives each freed slot the next tile, so blocks that happen to run slow leave no tail of
-// idle SMs (ncu on the H200 at rows of 300: a higher achieved occupancy; chapter 09, "Short
-// rows"). A tile holds at least 8 rows, so a grid's 2^31 - 1 blocks cover any matrix here.
+// idle SMs (ncu on the H200 at rows of 300: a higher achieved occupancy;
+// docs/evidence/06_cooperative_groups.md, "staged_rows"). A tile holds at least 8 rows, so a
+// grid's 2^31 - 1 blocks cover any matrix here.
 template <typename T>
 void launch(const T* in, size_t rows, size_t cols, T* out, const harness::Launch& ctx) {
   if (rows == 0) return;
