@@ -213,7 +213,6 @@ inline std::ofstream open_csv(const std::string& path, const std::string& header
   if (fresh) out << header << "\n";
   return out;
 }
-inline void append_csv(const std::string& path, const CsvRow& row) { open_csv(path, csv_header()) << csv_row(row) << "\n"; }
 
 // One --check line: what tests/mutation.py reads (dtype n off variant check), then [shape].
 inline void print_check_line(const char* dtype, size_t n, size_t offset, const std::string& name,
@@ -343,7 +342,13 @@ class Bench {
   void report(const std::string& step, const std::string& variant, const char* dtype, size_t n, size_t offset,
               size_t bytes, const Timing& t, double cub_ms, double floor_ms, const std::string& check, bool ok,
               const std::string& shape = "array") {
-    CsvRow row{dev_.name, dev_.cuda, step, variant, dtype, n};
+    CsvRow row;
+    row.device = dev_.name;
+    row.cuda = dev_.cuda;
+    row.step = step;
+    row.variant = variant;
+    row.dtype = dtype;
+    row.n = n;
     set_timing(row, t);  // ms: the median; the spread and the batch beside it
     row.gbps = bytes / (t.median_ms * 1e6);
     row.pct_peak = 100.0 * row.gbps / dev_.peak_gbps;
@@ -373,21 +378,28 @@ Verdict verify_result(T got, const Reference& ref, size_t n) {
 }
 
 // One contender of a comparison: CUB, the floor or a variant, verified once before timing.
+// Filled by field name (the explicit constructor refuses a positional {...}).
 struct Contender {
-  std::string step, name;
+  std::string step, name;  // the CSV's step column ("cub", "floor" or the program's) and variant
   std::function<void()> launch;
-  std::string check;
-  bool ok;
-  size_t bytes = 0;  // what it moves, for its GB/s; 0: the problem's bytes (the floor sets its own)
-  bool row = true;   // false: timed for a derived figure only (step 08's CUB on each shard alone)
+  std::string check;  // the check column: its verdict
+  bool ok = false;    // its verdict: right
+  size_t bytes = 0;   // what it moves, for its GB/s; 0: the problem's bytes (the floor sets its own)
+  explicit Contender() = default;
 };
 
 // The floor as a contender: reads n elements, writes m (floor_kernel); `name`: "read",
 // "read_write", "copy"; its GB/s counts the (n + m) x 4 bytes it moves.
 inline Contender floor_contender(const std::string& name, const void* in, size_t n, void* out, size_t m,
                                  cudaStream_t s) {
-  return {"floor", name, [=] { launch_floor(in, n, out, m, s); },
-          "(moves only: reads " + std::to_string(n) + ", writes " + std::to_string(m) + ")", true, (n + m) * 4};
+  Contender floor;
+  floor.step = "floor";
+  floor.name = name;
+  floor.launch = [=] { launch_floor(in, n, out, m, s); };
+  floor.check = "(moves only: reads " + std::to_string(n) + ", writes " + std::to_string(m) + ")";
+  floor.ok = true;
+  floor.bytes = (n + m) * 4;
+  return floor;
 }
 
 inline std::string check_text(const Verdict& v, bool expect_correct = true) {

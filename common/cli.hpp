@@ -15,15 +15,13 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The flags a program reads beyond the core ones (--n, --dtype, --variant, --reps, --warmup,
-// --check, --csv, --device, --seed, --offset, --repeat-results, --help), one bit each: any
-// other flag is a usage error (exit 2), and --help lists only the program's own. Flags of one
-// step alone (step 08's --gpus, step 06's --pass-rate) live in its folder as `own` groups.
+// The shared flags a program may read beyond the core ones (--n, --dtype, --variant, --reps,
+// --warmup, --check, --csv, --device, --seed, --offset, --repeat-results, --help), one bit each,
+// for the flags of two or more steps: any other flag is a usage error (exit 2), and --help lists
+// only the program's own. A flag of one program alone lives in its folder (OwnFlags, below).
 enum ExtraFlags : unsigned {
-  kBatch = 1u << 0,    // --batch
-  kCols = 1u << 1,     // --cols
-  kBlocks = 1u << 2,   // --blocks
-  kCluster = 1u << 3,  // --cluster
+  kBatch = 1u << 0,  // --batch
+  kCols = 1u << 1,   // --cols
 };
 
 struct Options {
@@ -40,12 +38,8 @@ struct Options {
   std::vector<size_t> offsets{0};              // --offset: input pointer offset in elements
   int repeat_results = 0;                      // --repeat-results K: run K times, print results
   bool help = false;
-  // Read only by the programs whose ExtraFlags include them:
+  // Read only by the programs whose ExtraFlags include it:
   std::vector<size_t> cols{1, 4, 16, 32, 256, 4096, size_t(1) << 16};  // --cols: row lengths (segmented)
-  // Force the grid size of the cooperative variants (0: automatic, co-resident).
-  int blocks = 0;                              // --blocks N
-  // Force the cluster size of the cluster variants (0: each variant's own).
-  int cluster = 0;                             // --cluster C
 };
 
 // "1048576", "2^20", "1<<20", "4M", "1G", optionally followed by "+7" or "-1".
@@ -149,15 +143,27 @@ void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
 
 // ---- flag groups ------------------------------------------------------------------------------
 // A group of flags: names, --help lines, how a value is parsed, an optional check once the
-// command line is read. A program reads the core group, its ExtraFlags' and its `own` groups.
+// command line is read. A program reads the core group, its ExtraFlags' and its own groups.
+// Fill one by field name (FlagGroup g; g.flags = {...}; g.help = ...; g.parse = ...).
 using TakeValue = std::function<std::string()>;
 
 struct FlagGroup {
-  unsigned bit;  // its ExtraFlags bit; 0 for the core and a program's own, which are always read
+  unsigned bit = 0;  // its ExtraFlags bit; 0 for the core and a program's own, which are always read
   std::vector<std::string> flags;
-  const char* help;
+  const char* help = "";  // its --help lines
   std::function<void(const std::string& flag, const TakeValue& take, Options& o)> parse;
   std::function<void(Options& o)> check;  // empty: nothing to check across the group's flags
+};
+
+// A program's own flags, declared in its folder (step 07's --blocks, step 09's --cluster): a
+// struct derived from OwnFlags holds their values (its default member initializers are the
+// defaults), and groups() returns its FlagGroups, whose parse callbacks write into it. Given to
+// run_step or run_problems (`own`), they are parsed with the core and shared flags, listed last
+// in --help, and every launcher finds the struct in its Launch (ctx.own_as<F>()). A new flag of
+// one program is a field and a group in its own folder: nothing here changes.
+struct OwnFlags {
+  virtual ~OwnFlags() = default;
+  virtual std::vector<FlagGroup> groups() = 0;
 };
 
 inline void parse_core_flag(const std::string& flag, const TakeValue& take, Options& o) {
@@ -204,54 +210,43 @@ inline void parse_cols_flag(const std::string&, const TakeValue& take, Options& 
   o.cols = parse_counts(take(), "--cols");
 }
 
-// Above what any GPU holds at once (32 blocks x ~150 SMs < 5,000); two partials per block
-// still fit in the 1 MiB scratch.
-inline void parse_blocks_flag(const std::string&, const TakeValue& take, Options& o) {
-  o.blocks = parse_int(take(), "--blocks", 1, 65536);
-}
-
-// Up to 64, past what any GPU allows (8 portable, 16 opted in): a reader can see the refusal.
-inline void parse_cluster_flag(const std::string&, const TakeValue& take, Options& o) {
-  o.cluster = parse_int(take(), "--cluster", 1, 64);
-}
-
 // Every group, in the order of --help.
 inline const std::vector<FlagGroup>& flag_groups() {
-  static const std::vector<FlagGroup> groups = {
-      {0,
-       {"--n", "--dtype", "--variant", "--reps", "--warmup", "--check", "--csv", "--device", "--seed", "--offset",
-        "--repeat-results", "--help", "-h"},
-       "  --n SIZES             elements, comma separated: 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1 (default 2^28)\n"
-       "  --dtype int|float|all element type (default int)\n"
-       "  --variant NAME[,...]  which variant(s) to run, comma separated, or all (default all)\n"
-       "  --reps R              timed repetitions; the median is reported (default 20)\n"
-       "  --warmup W            untimed runs before timing (default 3)\n"
-       "  --check               verify CUB and each variant once, no timing\n"
-       "  --csv FILE            append one CSV row per measurement\n"
-       "  --device K            GPU to use (default 0)\n"
-       "  --seed S              seed of the random input (default 12345)\n"
-       "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
-       "  --repeat-results K    run each variant K times on the same input and print every result\n",
-       parse_core_flag, nullptr},
-      {kBatch, {"--batch"},
-       "  --batch B             time B launches back to back between one pair of events, per launch =\n"
-       "                        elapsed / B (default 1: each launch between its own pair, which resolves\n"
-       "                        about 0.5 us). L2 is flushed before each batch, not between its launches:\n"
-       "                        this measures the launch-bound small-n regime\n",
-       parse_batch_flag, nullptr},
-      {kCols, {"--cols"},
-       "  --cols C[,C...]       row lengths; rows = max(1, n / C), so n becomes rows x C\n"
-       "                        (default 1,4,16,32,256,4096,2^16)\n",
-       parse_cols_flag, nullptr},
-      {kBlocks, {"--blocks"},
-       "  --blocks N            grid size of the cooperative variants (default: co-resident, capped by n);\n"
-       "                        more than fit at once fails with exit 2\n",
-       parse_blocks_flag, nullptr},
-      {kCluster, {"--cluster"},
-       "  --cluster C           blocks per cluster of the cluster variants (default: each variant's own);\n"
-       "                        a size the GPU cannot launch fails with exit 2\n",
-       parse_cluster_flag, nullptr},
-  };
+  static const std::vector<FlagGroup> groups = [] {
+    FlagGroup core;
+    core.flags = {"--n", "--dtype", "--variant", "--reps", "--warmup", "--check", "--csv", "--device", "--seed",
+                  "--offset", "--repeat-results", "--help", "-h"};
+    core.help =
+        "  --n SIZES             elements, comma separated: 1048576, 2^20, 1<<20, 4M, 1G, 2^20+1 (default 2^28)\n"
+        "  --dtype int|float|all element type (default int)\n"
+        "  --variant NAME[,...]  which variant(s) to run, comma separated, or all (default all)\n"
+        "  --reps R              timed repetitions; the median is reported (default 20)\n"
+        "  --warmup W            untimed runs before timing (default 3)\n"
+        "  --check               verify CUB and each variant once, no timing\n"
+        "  --csv FILE            append one CSV row per measurement\n"
+        "  --device K            GPU to use (default 0)\n"
+        "  --seed S              seed of the random input (default 12345)\n"
+        "  --offset K[,K...]     start the input K elements past a 256-byte boundary (default 0)\n"
+        "  --repeat-results K    run each variant K times on the same input and print every result\n";
+    core.parse = parse_core_flag;
+    FlagGroup batch;
+    batch.bit = kBatch;
+    batch.flags = {"--batch"};
+    batch.help =
+        "  --batch B             time B launches back to back between one pair of events, per launch =\n"
+        "                        elapsed / B (default 1: each launch between its own pair, which resolves\n"
+        "                        about 0.5 us). L2 is flushed before each batch, not between its launches:\n"
+        "                        this measures the launch-bound small-n regime\n";
+    batch.parse = parse_batch_flag;
+    FlagGroup cols;
+    cols.bit = kCols;
+    cols.flags = {"--cols"};
+    cols.help =
+        "  --cols C[,C...]       row lengths; rows = max(1, n / C), so n becomes rows x C\n"
+        "                        (default 1,4,16,32,256,4096,2^16)\n";
+    cols.parse = parse_cols_flag;
+    return std::vector<FlagGroup>{core, batch, cols};
+  }();
   return groups;
 }
 
@@ -262,12 +257,6 @@ inline const FlagGroup* group_of(const std::string& flag, const std::vector<Flag
       for (const auto& f : g.flags)
         if (f == flag) return &g;
   return nullptr;
-}
-
-// The ExtraFlags bit that a flag belongs to (0: a core flag, or not a flag at all).
-inline unsigned extra_flag_of(const std::string& flag) {
-  const FlagGroup* g = group_of(flag);
-  return g ? g->bit : 0;
 }
 
 // `reads`: the program's ExtraFlags (steps 00-05 read --batch only); `own`: its own groups.

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "cli.hpp"  // UsageError: a bad flag or value, exit 2
+#include "cli.hpp"  // UsageError: a bad flag or value, exit 2; OwnFlags: a program's own flags
 
 namespace harness {
 
@@ -30,19 +30,29 @@ inline void check_cuda(cudaError_t err, const char* call) {
 // After every <<<>>> launch: a bad launch configuration is reported here.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
-// What a launcher gets besides its input and output, filled by the harness from the flags
-// (and the scratch per problem): every setting of the command line a launcher reads is here.
+// What a launcher gets besides its input and output, filled by the harness field by field (the
+// explicit constructor refuses a positional {...}): the stream, the problem's scratch, and the
+// program's own flags (a struct in its folder, e.g. step 07's --blocks; cli.hpp's OwnFlags).
 struct Launch {
   cudaStream_t stream = nullptr;
   void* scratch = nullptr;  // device memory for per-block partials: n/32 x 8 bytes + 1 MiB
   size_t scratch_bytes = 0;
-  unsigned blocks = 0;      // --blocks N (step 07): the grid of a cooperative variant; 0: automatic
-  int cluster = 0;          // --cluster C (step 09): the cluster size; 0: each variant's own
+  const OwnFlags* own = nullptr;  // the program's own flags; nullptr: it has none
+
+  explicit Launch() = default;
 
   template <typename T>
   T* scratch_as(size_t count) const {
     if (count * sizeof(T) > scratch_bytes) throw std::runtime_error("harness scratch buffer too small");
     return static_cast<T*>(scratch);
+  }
+  // The program's own flags of type F, or F's defaults where it has none of that type (a cost
+  // probe, or another program calling the same launcher).
+  template <class F>
+  const F& own_as() const {
+    static const F defaults{};
+    const F* f = dynamic_cast<const F*>(own);
+    return f ? *f : defaults;
   }
 };
 

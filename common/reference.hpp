@@ -166,9 +166,11 @@ inline Verdict verify(float got, const Reference& ref, size_t n) {
 
 // One contender's time per launch over the reps: the median and the spread (min, max; both 0:
 // not measured). batch: launches between one pair of events (a rep is the pair's time / batch).
+// Filled by field name (the explicit constructor refuses a positional {...}).
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int batch = 1;
+  explicit Timing() = default;
 };
 
 // The median of some values (the mean of the middle two for an even count; 0 for none).
@@ -181,16 +183,21 @@ inline double median_of(std::vector<double> v) {
 
 // The Timing of one contender's reps, each `batch_ms` the time of one event pair.
 inline Timing summarize(std::vector<double> batch_ms, int batch) {
-  if (batch_ms.empty() || batch < 1) return {};
-  for (double& t : batch_ms) t /= batch;
+  Timing t;
+  if (batch_ms.empty() || batch < 1) return t;
+  for (double& ms : batch_ms) ms /= batch;
   const auto [lo, hi] = std::minmax_element(batch_ms.begin(), batch_ms.end());
-  return {median_of(batch_ms), *lo, *hi, batch};
+  t.median_ms = median_of(batch_ms);
+  t.min_ms = *lo;
+  t.max_ms = *hi;
+  t.batch = batch;
+  return t;
 }
 
 // x_cub: CUB's median time / this row's; x_floor: this row's / the floor's; both same-run.
 // shape: "array" (n elements to one sum) or another shape's parameter ("cols=16"). ms_min,
 // ms_max: the spread (empty: not measured); batch: launches per event pair. Columns are only
-// ever appended, so a reader of the first 13 still works.
+// ever appended, so a reader of the first 13 still works. A CsvRow is filled by field name.
 inline const char* csv_header() {
   return "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape,ms_min,ms_max,batch";
 }
@@ -204,6 +211,7 @@ struct CsvRow {
   std::string shape = "array";
   double ms_min = 0, ms_max = 0;  // both 0: not measured, written as empty fields
   int batch = 1;
+  explicit CsvRow() = default;
 };
 
 inline std::string csv_row(const CsvRow& r) {

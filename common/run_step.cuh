@@ -20,12 +20,15 @@
 namespace harness {
 
 // ---- variants ------------------------------------------------------------------------------
-// A variant as --help lists it and --variant picks it, with the exceptions named:
+// A variant as --help lists it and --variant picks it, with the exceptions named (by field):
 struct VariantName {
   std::string name, about;
   bool in_all = true;          // false: runs only when named with --variant (a pitfall)
   bool expect_correct = true;  // false: a demonstration whose answer is wrong by design
-  int fixed_cluster = 0;       // its cluster size is compiled in (step 09's dims_2); 0: --cluster applies
+  // Why --variant all leaves it out this time (a note says so), "" when it runs; set by a
+  // program whose own flags rule it out (step 09's dims_2 under --cluster). Empty: it runs.
+  std::function<std::string()> skip_in_all_why;
+  VariantName(std::string name_, std::string about_) : name(std::move(name_)), about(std::move(about_)) {}
 };
 
 // A variant's launcher for unsigned (the "int" dtype, summed modulo 2^32) and float, made from
@@ -53,13 +56,12 @@ using Launcher = std::function<void(const T* in, size_t n, T* out, const Launch&
 // One way of reducing an array to one sum. The exceptions are named, not positional:
 //   Variant("plain", "...", f).wrong_by_design()   its answer is wrong: that is the lesson
 //   Variant("sync_no_coop", "...", f).by_name_only()  left out of --variant all
-//   Variant("dims_2", "...", f).fixed_cluster(2)   --cluster C != 2 skips it under --variant all
+// and, set by a program's own flags, skip_in_all_why (VariantName).
 struct Variant : VariantName, TypedLauncher<Launcher> {
   template <class F>
-  Variant(std::string name_, std::string about_, F f) : VariantName{std::move(name_), std::move(about_)}, TypedLauncher(f) {}
+  Variant(std::string name_, std::string about_, F f) : VariantName(std::move(name_), std::move(about_)), TypedLauncher(f) {}
   Variant& wrong_by_design() { return expect_correct = false, *this; }
   Variant& by_name_only() { return in_all = false, *this; }
-  Variant& fixed_cluster(int size) { return VariantName::fixed_cluster = size, *this; }
 };
 
 // What --help lists under one heading: a problem's name (empty: a program's only list) and its variants.
@@ -68,15 +70,14 @@ struct VariantGroup {
   std::vector<VariantName> variants;
 };
 
-// --variant all|NAME[,NAME...]: whether `v` runs. With --cluster C, a variant whose cluster size
-// is compiled in (and is not C) is left out of `all` with a note; named, its launcher refuses C.
+// --variant all|NAME[,NAME...]: whether `v` runs. Under `all`, a variant whose skip_in_all_why()
+// gives a reason is left out, with a note (named, it runs, and its launcher may refuse).
 inline bool chosen(const Options& opt, const VariantName& v) {
   const auto& names = opt.variants;
   if (std::find(names.begin(), names.end(), v.name) != names.end()) return true;
   if (names != std::vector<std::string>{"all"} || !v.in_all) return false;
-  if (opt.cluster && v.fixed_cluster && v.fixed_cluster != opt.cluster) {
-    note_once("note: " + v.name + " skipped: its cluster size is fixed at " + std::to_string(v.fixed_cluster) +
-              " (--cluster " + std::to_string(opt.cluster) + ")");
+  if (const std::string why = v.skip_in_all_why ? v.skip_in_all_why() : ""; !why.empty()) {
+    note_once("note: " + v.name + " skipped: " + why);
     return false;
   }
   return true;
@@ -159,10 +160,6 @@ inline bool lacks_feature(int device, const char* step, cudaDeviceAttr attr, con
 inline bool cooperative_unsupported(int device, const char* step) {
   return lacks_feature(device, step, cudaDevAttrCooperativeLaunch, "cooperative kernels (cudaDevAttrCooperativeLaunch = 0)");
 }
-// Thread block clusters (step 09): sm_90 or later.
-inline bool clusters_unsupported(int device, const char* step) {
-  return lacks_feature(device, step, cudaDevAttrClusterLaunch, "thread block clusters (sm_90 or later needed)");
-}
 using Requirement = bool (*)(int device, const char* step);
 
 inline size_t free_gpu_bytes() {
@@ -206,7 +203,7 @@ inline void print_header(const Options& opt, const DeviceInfo& dev, const char* 
 }
 
 // Inside a catch: the exception in flight as one line on stderr; exit 2 for a UsageError (e.g.
-// a --blocks only a launch can judge), else 1.
+// a flag's value only a launch can judge, as step 07's --blocks), else 1.
 inline int exit_code_of_error(const char* step) {
   try {
     throw;
@@ -266,8 +263,10 @@ class Problem {
   Problem() = default;
   // A problem named `problem` whose variants (anything with .name and .about) --help lists as they are.
   template <class V>
-  Problem(std::string problem, std::string about, const std::vector<V>& variants) : names{std::move(problem), std::move(about), {}} {
-    for (const auto& v : variants) names.variants.push_back({v.name, v.about});
+  Problem(std::string problem, std::string about, const std::vector<V>& variants) {
+    names.problem = std::move(problem);
+    names.about = std::move(about);
+    for (const auto& v : variants) names.variants.emplace_back(v.name, v.about);
   }
 
   // The variant called `name` if it runs (run_problems leaves only the chosen in `names`), else nullptr.
@@ -295,7 +294,12 @@ inline bool run_problem(const Options& opt, Bench& bench, const char* step, Prob
             c.poison(), c.cub();
             const Verdict cv = c.verify();
             all_ok &= cv.ok;
-            std::vector<Contender> contenders{{"cub", "cub", c.cub, check_text(cv), cv.ok}};
+            Contender cub;
+            cub.step = cub.name = "cub";
+            cub.launch = c.cub;
+            cub.check = check_text(cv);
+            cub.ok = cv.ok;
+            std::vector<Contender> contenders{cub};
             if (!opt.check_only) contenders.push_back(c.floor);
             for (const auto& [v, launch] : c.variants) {
               running = v->name;
@@ -317,7 +321,13 @@ inline bool run_problem(const Options& opt, Bench& bench, const char* step, Prob
                 std::printf("%-5s %11zu %3zu  %-16s results of %d runs:%s  -> %zu distinct\n", dtype.c_str(), c.n, offset,
                             v->name.c_str(), opt.repeat_results, results.c_str(), distinct.size());
               if (!verdict.ok && v->expect_correct) all_ok = false;
-              contenders.push_back({step, v->name, launch, text, verdict.ok});
+              Contender contender;
+              contender.step = step;
+              contender.name = v->name;
+              contender.launch = launch;
+              contender.check = text;
+              contender.ok = verdict.ok;
+              contenders.push_back(contender);
             }
             running = "timing";
             finish(opt, bench, contenders, dtype.c_str(), c.n, offset, c.bytes, c.shape);
@@ -333,15 +343,19 @@ inline bool run_problem(const Options& opt, Bench& bench, const char* step, Prob
 
 // The program behind a step of other problem kinds (step 06's rows and filter, step 07's
 // normalization, step 09's rows). `reads`: its ExtraFlags (cli.hpp); `needs`: a GPU feature
-// it cannot run without (one line, exit 77).
+// it cannot run without (one line, exit 77); `own_flags`: the program's own flags (cli.hpp's
+// OwnFlags, declared in its folder), which its launchers find in their Launch.
 inline int run_problems(int argc, char** argv, const char* step, const std::vector<std::shared_ptr<Problem>>& problems,
-                        unsigned reads, Requirement needs = nullptr, const char* intro = nullptr) {
+                        unsigned reads, Requirement needs = nullptr, const char* intro = nullptr,
+                        OwnFlags* own_flags = nullptr) {
   std::vector<VariantGroup> groups;
   std::vector<FlagGroup> own;
   for (const auto& p : problems) {
     groups.push_back(p->names);
     for (auto& g : p->own_flags()) own.push_back(std::move(g));
   }
+  if (own_flags)
+    for (auto& g : own_flags->groups()) own.push_back(std::move(g));
   const std::string about = intro ? intro
                                   : std::string(problems.size() > 1 ? "several problem shapes" : "a problem of its own shape") +
                                         " on the GPU, verified and timed against CUB.";
@@ -363,7 +377,9 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     }
     print_header(opt, dev, step);
     Bench bench(opt, dev);
-    const Launch ctx{bench.stream(), nullptr, 0, unsigned(opt.blocks), opt.cluster};
+    Launch ctx;  // the scratch: each problem's own (make_case)
+    ctx.stream = bench.stream();
+    ctx.own = own_flags;
     bool ok = true;
     for (Problem* p : run) {
       p->allocate(opt);
@@ -373,6 +389,11 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
   } catch (...) {
     return exit_code_of_error(step);
   }
+}
+// The same for a program with its own flags and no intro of its own.
+inline int run_problems(int argc, char** argv, const char* step, const std::vector<std::shared_ptr<Problem>>& problems,
+                        unsigned reads, Requirement needs, OwnFlags* own_flags) {
+  return run_problems(argc, argv, step, problems, reads, needs, nullptr, own_flags);
 }
 
 // The array sum of steps 00-05, 07 and 09: one value from n elements, CUB's DeviceReduce::Sum
@@ -442,11 +463,11 @@ class ArraySum : public Problem {
   CubSum<float> cub_float_;
 };
 
-// The program behind an array-sum step's main(). `reads`, `needs`: as run_problems'.
+// The program behind an array-sum step's main(). `reads`, `needs`, `own_flags`: as run_problems'.
 inline int run_step(int argc, char** argv, const char* step, const std::vector<Variant>& variants,
-                    unsigned reads = kBatch, Requirement needs = nullptr) {
+                    unsigned reads = kBatch, Requirement needs = nullptr, OwnFlags* own_flags = nullptr) {
   return run_problems(argc, argv, step, {std::make_shared<ArraySum>(variants)}, reads, needs,
-                      "sum an array on the GPU, verify it, time it against CUB.");
+                      "sum an array on the GPU, verify it, time it against CUB.", own_flags);
 }
 
 }  // namespace harness

@@ -19,12 +19,16 @@ namespace harness {
 template <typename T>
 using SegmentedLauncher = std::function<void(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx)>;
 
-// The row lengths a variant runs on (0: no bound): rows_up_to(64) for a thread per row,
-// rows_from(256) for a cluster per row.
-struct RowLengths { size_t min_cols = 0, max_cols = 0; };
-inline RowLengths rows_up_to(size_t cols) { return {0, cols}; }
-inline RowLengths rows_from(size_t cols) { return {cols, 0}; }
-inline RowLengths rows_between(size_t lo, size_t hi) { return {lo, hi}; }
+// The row lengths a variant runs on, filled by field name (0: no bound): rows_up_to(64) for a
+// thread per row; a program may set min_cols too (step 09: a cluster per row from 256 on).
+struct RowLengths {
+  size_t min_cols = 0, max_cols = 0;
+};
+inline RowLengths rows_up_to(size_t cols) {
+  RowLengths r;
+  r.max_cols = cols;
+  return r;
+}
 
 struct SegmentedVariant : TypedLauncher<SegmentedLauncher> {
   std::string name, about;

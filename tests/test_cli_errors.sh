@@ -3,11 +3,12 @@
 # answers --help with 0, and without a visible GPU prints one line and exits 77. Each program
 # reads the core flags and its own extras (below): its --help names exactly those extras, and
 # each extra it does not read is exit 2, never ignored: "not a flag of this program" for the
-# shared extras (common/cli.hpp), "unknown flag" for those of one step's own (its folder).
+# shared extras (common/cli.hpp), "unknown flag" for a program's own (its folder: step 06's
+# --pass-rate, step 07's --blocks, step 08's, step 09's --cluster).
 bindir=$1; shift
 fail=0
-shared_extras="--batch --cols --blocks --cluster"
-all_extras="$shared_extras --pass-rate --gpus --rank --nranks --id-file --barrier-reps"
+shared_extras="--batch --cols"
+all_extras="$shared_extras --pass-rate --blocks --gpus --rank --nranks --id-file --barrier-reps --cluster"
 extras_of() {
   case $1 in
     step06_filter) echo "--batch --pass-rate" ;;

@@ -1,8 +1,11 @@
-// Host tests of the harness pieces that need no GPU: size and flag parsing, the input
-// generator, the references, the float tolerance, verification, the timing summary and the CSV row.
+// Host tests of the harness pieces that need no GPU: size and flag parsing (the shared flags,
+// a program's own flags: OwnFlags, and step 08's), the input generator, the references, the
+// float tolerance, verification, the timing summary and the CSV row. (Steps 07's and 09's own
+// flags, whose headers are CUDA: test_problem_checks.cu.)
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 
 #include "cli.hpp"
 #include "multi_gpu_flags.hpp"
@@ -11,8 +14,8 @@
 
 using namespace harness;
 
-// Every extra flag: the parsing of each is tested as if one program read them all.
-static const unsigned kAll = kBatch | kCols | kBlocks | kCluster;
+// Every shared extra flag: the parsing of each is tested as if one program read them all.
+static const unsigned kAll = kBatch | kCols;
 
 static std::string usage_error(std::vector<const char*> args, unsigned reads = kAll,
                                const std::vector<FlagGroup>& own = {}) {
@@ -80,28 +83,10 @@ static void test_args() {
   EXPECT(starts_with(usage_error({"--device", "x"}), "--device: "));
   EXPECT(starts_with(usage_error({"--offset", "16"}), "--offset: "));
   EXPECT(starts_with(usage_error({"--repeat-results", "1"}), "--repeat-results: "));
-  // --blocks (step 07): a grid size, 0 = automatic; a too-large grid is judged at launch, not here.
-  EXPECT(parse_args(1, argv, kAll).blocks == 0);
-  {
-    const char* b[] = {"prog", "--blocks", "529"};
-    EXPECT(parse_args(3, b, kAll).blocks == 529);
-    const char* eq[] = {"prog", "--blocks=1"};
-    EXPECT(parse_args(2, eq, kAll).blocks == 1);
-  }
-  EXPECT(starts_with(usage_error({"--blocks", "0"}), "--blocks: expected a whole number"));
-  EXPECT(starts_with(usage_error({"--blocks", "-3"}), "--blocks: "));
-  EXPECT(starts_with(usage_error({"--blocks", "12x"}), "--blocks: "));
-  EXPECT(starts_with(usage_error({"--blocks"}), "--blocks: missing value"));
-  // --cluster (step 09): 0 = each variant's own; up to 64, past what any GPU launches, so that
-  // the launch (not the parser) says which sizes this GPU refuses.
-  EXPECT(parse_args(1, argv, kAll).cluster == 0);
-  {
-    const char* c[] = {"prog", "--cluster", "32"};
-    EXPECT(parse_args(3, c, kAll).cluster == 32);
-  }
-  EXPECT(starts_with(usage_error({"--cluster", "0"}), "--cluster: "));
-  EXPECT(starts_with(usage_error({"--cluster", "65"}), "--cluster: "));
-  EXPECT(starts_with(usage_error({"--cluster", "8"}, kBatch), "--cluster: not a flag of this program"));
+  // A flag of one program alone (step 07's --blocks, step 09's --cluster) is no shared flag:
+  // elsewhere it is unknown (their parsing: test_problem_checks.cu).
+  EXPECT(starts_with(usage_error({"--blocks", "4"}), "--blocks: unknown flag"));
+  EXPECT(starts_with(usage_error({"--cluster", "8"}), "--cluster: unknown flag"));
   EXPECT(starts_with(usage_error({"--csv"}), "--csv: missing value"));
   EXPECT(usage_error({"--n", "4M", "--dtype", "float"}).empty());
   // --batch B: launches per pair of timing events; 1 (one pair per launch) unless given.
@@ -197,17 +182,47 @@ static void test_csv() {
   const std::string header = csv_header();
   EXPECT(header.rfind("device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape,", 0) == 0);
   EXPECT(header == "device,cuda,step,variant,dtype,n,ms,gbps,pct_peak,verified,x_cub,x_floor,shape,ms_min,ms_max,batch");
-  // No spread given (a derived or per-rank row): empty fields, batch 1.
-  std::string row = csv_row({"NVIDIA H100 80GB HBM3", "13.0", "step05_vectorized", "v4_batch4", "int", 1073741824,
-                             1.25, 3435.97, 91.5, true, 1.0123, 1.00456});
-  EXPECT(row == "NVIDIA H100 80GB HBM3,13.0,step05_vectorized,v4_batch4,int,1073741824,1.250000,3435.97,91.50,true,1.0123,1.0046,array,,,1");
-  EXPECT(csv_row({"A, B", "13.0", "cub", "cub", "float", 1, 0.001, 0.0, 0.0, false, 1.0, 2.5, "cols=16"}) ==
-         "A  B,13.0,cub,cub,float,1,0.001000,0.00,0.00,false,1.0000,2.5000,cols=16,,,1");
-  CsvRow r{"GPU", "13.0", "step07_cooperative_grid", "one_block", "int", 16384, 0.0043126, 15.2, 0.3, true, 1.1, 1.0};
-  r.ms_min = 0.0042512;
-  r.ms_max = 0.0044;
-  r.batch = 100;
+  // No spread given (a derived or per-rank row): empty fields, batch 1. Rows filled by field name.
+  CsvRow r;
+  r.device = "NVIDIA H100 80GB HBM3";
+  r.cuda = "13.0";
+  r.step = "step05_vectorized";
+  r.variant = "v4_batch4";
+  r.dtype = "int";
+  r.n = 1073741824;
+  r.ms = 1.25;
+  r.gbps = 3435.97;
+  r.pct_peak = 91.5;
+  r.verified = true;
+  r.x_cub = 1.0123;
+  r.x_floor = 1.00456;
   EXPECT(csv_row(r) ==
+         "NVIDIA H100 80GB HBM3,13.0,step05_vectorized,v4_batch4,int,1073741824,1.250000,3435.97,91.50,true,1.0123,1.0046,array,,,1");
+  CsvRow comma;  // a comma in the device name; another shape
+  comma.device = "A, B";
+  comma.cuda = "13.0";
+  comma.step = comma.variant = "cub";
+  comma.dtype = "float";
+  comma.n = 1;
+  comma.ms = 0.001;
+  comma.x_cub = 1.0;
+  comma.x_floor = 2.5;
+  comma.shape = "cols=16";
+  EXPECT(csv_row(comma) == "A  B,13.0,cub,cub,float,1,0.001000,0.00,0.00,false,1.0000,2.5000,cols=16,,,1");
+  CsvRow spread = r;  // with the spread and the batch
+  spread.device = "GPU";
+  spread.step = "step07_cooperative_grid";
+  spread.variant = "one_block";
+  spread.n = 16384;
+  spread.ms = 0.0043126;
+  spread.gbps = 15.2;
+  spread.pct_peak = 0.3;
+  spread.x_cub = 1.1;
+  spread.x_floor = 1.0;
+  spread.ms_min = 0.0042512;
+  spread.ms_max = 0.0044;
+  spread.batch = 100;
+  EXPECT(csv_row(spread) ==
          "GPU,13.0,step07_cooperative_grid,one_block,int,16384,0.004313,15.20,0.30,true,1.1000,1.0000,array,0.004251,0.004400,100");
 }
 
@@ -292,37 +307,75 @@ static void test_step08_flags() {
 // --gpus, the rank trio, --barrier-reps).
 static void test_program_flags() {
   EXPECT(starts_with(usage_error({"--cols", "4"}, kBatch), "--cols: not a flag of this program"));
-  EXPECT(starts_with(usage_error({"--blocks=4"}, kBatch), "--blocks: not a flag of this program"));
-  EXPECT(starts_with(usage_error({"--batch", "10"}, kBlocks), "--batch: not a flag of this program"));
-  EXPECT(starts_with(usage_error({"--cluster", "2"}, kBatch | kCols), "--cluster: not a flag of this program"));
+  EXPECT(starts_with(usage_error({"--batch", "10"}, kCols), "--batch: not a flag of this program"));
   EXPECT(starts_with(usage_error({"--problem", "filter"}), "--problem: unknown flag"));  // gone: one problem per program
-  EXPECT(usage_error({"--blocks", "4", "--batch", "2"}, kBatch | kBlocks).empty());
+  EXPECT(usage_error({"--cols", "4", "--batch", "2"}, kBatch | kCols).empty());
   EXPECT(usage_error({"--n", "4M", "--check", "--offset", "1"}, 0).empty());  // the core needs no bits
   EXPECT(starts_with(usage_error({"--bogus"}, kAll), "--bogus: unknown flag"));
-  const struct { unsigned bit; const char* flag; } extras[] = {
-      {kBatch, "--batch"}, {kCols, "--cols"}, {kBlocks, "--blocks"}, {kCluster, "--cluster"}};
+  const struct { unsigned bit; const char* flag; } extras[] = {{kBatch, "--batch"}, {kCols, "--cols"}};
   // Each group's help names each of its flags, and no flag belongs to two groups.
   for (const auto& g : flag_groups())
     for (const auto& f : g.flags) {
       if (f != "--help" && f != "-h") EXPECT(std::string(g.help).find(f) != std::string::npos);
       EXPECT(group_of(f) == &g);
     }
-  for (unsigned reads : {0u, unsigned(kBatch), unsigned(kBatch | kBlocks), unsigned(kCols | kCluster), kAll}) {
+  for (unsigned reads : {0u, unsigned(kBatch), unsigned(kCols), kAll}) {
     const std::string help = usage_text(reads);
     EXPECT(help.find("  --n SIZES") != std::string::npos && help.find("  --check") != std::string::npos);
     for (const auto& e : extras) {
       const bool listed = help.find(std::string("  ") + e.flag + " ") != std::string::npos;
       if (listed != bool(reads & e.bit)) std::printf("usage_text(%#x): %s listed=%d\n", reads, e.flag, listed);
       EXPECT(listed == bool(reads & e.bit));
-      EXPECT(extra_flag_of(e.flag) == e.bit);
+      EXPECT(group_of(e.flag) && group_of(e.flag)->bit == e.bit);
     }
   }
+}
+
+// A program's own flags (cli.hpp's OwnFlags): declared beside the program, parsed into its
+// struct with the core and shared flags, listed last in --help; no edit of common/ needed.
+struct Made : OwnFlags {  // a made-up program's flag, as a new step would add one
+  int widgets = 3;        // --widgets W
+  std::vector<FlagGroup> groups() override {
+    FlagGroup g;
+    g.flags = {"--widgets"};
+    g.help = "  --widgets W           widgets per block (default 3)\n";
+    g.parse = [this](const std::string&, const TakeValue& take, Options&) { widgets = parse_int(take(), "--widgets", 1, 8); };
+    return {g};
+  }
+};
+
+static void test_own_flags() {
+  Made m;
+  {
+    const char* argv[] = {"prog", "--widgets", "5", "--batch=7", "--n", "2^10"};
+    const Options o = parse_args(6, argv, kBatch, m.groups());
+    EXPECT(m.widgets == 5 && o.batch == 7 && o.sizes[0] == 1024);
+  }
+  EXPECT(starts_with(usage_error({"--widgets", "9"}, kBatch, m.groups()), "--widgets: expected a whole number from 1 to 8"));
+  EXPECT(starts_with(usage_error({"--widgets"}, kBatch, m.groups()), "--widgets: missing value"));
+  EXPECT(starts_with(usage_error({"--widgets", "2"}, kBatch), "--widgets: unknown flag"));  // another program
+  const std::string help = usage_text(kBatch, m.groups());
+  EXPECT(help.find("  --batch B") < help.find("  --widgets W") && help.find("  --widgets W") < help.find("  --help"));
+  EXPECT(usage_text(kBatch).find("--widgets") == std::string::npos);
+}
+
+// The structs that a field added in the middle would silently shift are filled by field name:
+// a positional {...} does not compile (FlagGroup stays an aggregate while step 06's filter.cuh
+// fills one by position).
+static void test_filled_by_name() {
+  static_assert(!std::is_aggregate_v<Timing> && !std::is_aggregate_v<CsvRow>, "fill Timing and CsvRow by field name");
+  CsvRow r;
+  EXPECT(r.shape == "array" && r.batch == 1 && r.n == 0 && !r.verified);
+  Timing t;
+  EXPECT(t.median_ms == 0 && t.min_ms == 0 && t.max_ms == 0 && t.batch == 1);
 }
 
 int main() {
   test_sizes();
   test_args();
   test_program_flags();
+  test_own_flags();
+  test_filled_by_name();
   test_cols_flag();
   test_step08_flags();
   test_inputs_and_references();

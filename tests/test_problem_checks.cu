@@ -1,13 +1,19 @@
 // Host test (no GPU needed): the checks of the problem shapes of steps 06-07 accept a right
-// result and reject wrong ones; step 06's --pass-rate is parsed into the filter. The outputs are made on the host from the same generator,
+// result and reject wrong ones; the flags of one program alone are parsed in their own folders
+// (step 06's --pass-rate into the filter, step 07's --blocks, step 09's --cluster) and reach the
+// launchers through Launch, which is filled by field name. The outputs are made on the host from the same generator,
 // then broken the way a faulty kernel would break them. Compiled by nvcc because the
 // headers hold the GPU pieces too; nothing here launches a kernel.
 #include <cstdio>
 #include <cstring>
 
+#include <type_traits>
+
 #include "filter.cuh"
+#include "forced_grid.cuh"
 #include "normalize.cuh"
 #include "segmented.cuh"
+#include "../steps/step09_clusters/clusters.cuh"  // step 09's folder is not on this test's include path
 #include "expect.hpp"
 
 using namespace harness;
@@ -97,8 +103,79 @@ static void test_pass_rate_flag() {
   }
 }
 
+// The usage error of parsing `args` with the program's own flags `own` (and --batch), or "".
+static std::string own_error(std::vector<const char*> args, OwnFlags& own) {
+  args.insert(args.begin(), "prog");
+  try {
+    parse_args(int(args.size()), args.data(), kBatch, own.groups());
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Step 07's own flag, --blocks N: a grid size (0: automatic); a grid too large to be co-resident
+// is judged at launch, not here. It reaches the launchers in their Launch.
+static void test_blocks_flag() {
+  ForcedGrid none, forced;
+  EXPECT(own_error({}, none).empty() && none.blocks == 0);
+  EXPECT(own_error({"--blocks", "529"}, forced).empty() && forced.blocks == 529);
+  ForcedGrid eq;
+  EXPECT(own_error({"--blocks=1"}, eq).empty() && eq.blocks == 1);
+  for (const char* bad : {"0", "-3", "12x", "65537"}) {
+    ForcedGrid g;
+    EXPECT(own_error({"--blocks", bad}, g).rfind("--blocks: expected a whole number from 1 to 65536", 0) == 0);
+  }
+  EXPECT(own_error({"--blocks"}, none).rfind("--blocks: missing value", 0) == 0);
+  const std::string help = usage_text(kBatch, forced.groups());
+  EXPECT(help.find("  --batch B") < help.find("  --blocks N") && help.find("  --blocks N") < help.find("  --help"));
+  Launch ctx;  // no own flags (a probe, another program): --blocks' default
+  EXPECT(cooperative_blocks(ctx, size_t(1) << 20, 1024, 100) == 100 && cooperative_blocks(ctx, 3000, 1024, 100) == 3);
+  ctx.own = &forced;
+  EXPECT(ctx.own_as<ForcedGrid>().blocks == 529 && cooperative_blocks(ctx, 3000, 1024, 100) == 529);
+  ForcedCluster other;
+  ctx.own = &other;  // another program's own flags: --blocks' default again
+  EXPECT(cooperative_blocks(ctx, 3000, 1024, 100) == 3);
+}
+
+// Step 09's own flag, --cluster C: up to 64, past what any GPU launches, so that the launch (not
+// the parser) says which sizes this GPU refuses; 0: each variant's own. A variant whose size is
+// compiled in (dims_2) is left out of --variant all under another --cluster, with a note.
+static void test_cluster_flag() {
+  ForcedCluster none, forced;
+  EXPECT(own_error({}, none).empty() && none.size == 0);
+  EXPECT(own_error({"--cluster", "32"}, forced).empty() && forced.size == 32);
+  for (const char* bad : {"0", "65", "x"}) {
+    ForcedCluster c;
+    EXPECT(own_error({"--cluster", bad}, c).rfind("--cluster: expected a whole number from 1 to 64", 0) == 0);
+  }
+  EXPECT(usage_text(kBatch, forced.groups()).find("  --cluster C ") != std::string::npos);
+  Launch ctx;
+  EXPECT(forced_cluster(ctx) == 0 && cluster_size_or(ctx, 8) == 8);
+  ctx.own = &forced;
+  EXPECT(forced_cluster(ctx) == 32 && cluster_size_or(ctx, 8) == 32);
+
+  ForcedCluster four;
+  const Variant dims_2 = with_fixed_cluster(Variant("dims_2", "fixed at 2", [](auto, size_t, auto, const Launch&) {}), 2, four);
+  Options all, named;
+  named.variants = {"dims_2"};
+  EXPECT(chosen(all, dims_2));  // no --cluster: it runs
+  four.size = 2;
+  EXPECT(chosen(all, dims_2));  // --cluster 2: its own size
+  four.size = 4;
+  EXPECT(dims_2.skip_in_all_why() == "its cluster size is fixed at 2 (--cluster 4)");
+  EXPECT(!chosen(all, dims_2));  // left out of all (a note says why) ...
+  EXPECT(chosen(named, dims_2));  // ... but run when named (its launcher refuses --cluster 4)
+}
+
+// Launch and the harness's other structs whose fields could shift are filled by field name: a
+// positional {...} does not compile.
+static_assert(!std::is_aggregate_v<Launch> && !std::is_aggregate_v<Contender>, "fill Launch and Contender by name");
+
 int main() {
   test_pass_rate_flag();
+  test_blocks_flag();
+  test_cluster_flag();
   for (auto [rows, cols] : {std::pair<size_t, size_t>{1000, 7}, {3, size_t(1) << 17}, {size_t(1) << 16, 3}, {5, 1}}) {
     test_segmented<unsigned>(rows, cols);
     test_segmented<float>(rows, cols);
@@ -110,6 +187,7 @@ int main() {
   test_filter<unsigned>((size_t(1) << 17) + 5, 50);
   test_filter<float>(4099, 1);
   if (failures) std::printf("%d check(s) failed\n", failures);
-  else std::printf("the checks of the segmented sum, the normalization and the filter accept right and reject wrong results\n");
+  else std::printf("the checks of the segmented sum, the normalization and the filter accept right and reject wrong results;\n"
+                   "steps 06, 07 and 09 parse their own flags\n");
   return failures ? 1 : 0;
 }

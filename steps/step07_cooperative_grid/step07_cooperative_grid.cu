@@ -316,9 +316,10 @@ void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 
 // ---- main ---------------------------------------------------------------------------------
 // A GPU without cooperative launch gets one line and exit 77 (run_step's `needs`);
-// --blocks forces the cooperative grids.
+// --blocks, this program's own flag (forced_grid.cuh), forces the cooperative grids.
 int main(int argc, char** argv) {
   using harness::Launch;
+  harness::ForcedGrid forced;  // --blocks N
   return harness::run_step(argc, argv, "step07_cooperative_grid", {
       {"one_block", "one block of 32-1024 threads (by n) reads everything (16-byte loads), writes *out: no memset",
        [](auto in, size_t n, auto out, const Launch& ctx) { one_block(in, n, out, ctx); }},
@@ -340,5 +341,5 @@ int main(int argc, char** argv) {
       harness::Variant("sync_no_coop", "PITFALL, by name only: grid_sync's kernel launched with <<<>>>: grid.sync() traps",
                        [](auto in, size_t n, auto out, const Launch& ctx) { grid_sync_without_coop(in, n, out, ctx); })
           .wrong_by_design().by_name_only(),
-  }, harness::kBatch | harness::kBlocks, harness::cooperative_unsupported);
+  }, harness::kBatch, harness::cooperative_unsupported, &forced);
 }

@@ -383,14 +383,24 @@ class MultiGpu {
 };
 
 // ---- the result row ----------------------------------------------------------------------------
+// One CSV row appended to `path` (the file opened and closed per row: rank 0 of several
+// processes, or one process's rows between their cost lines).
+inline void append_csv(const std::string& path, const CsvRow& row) { open_csv(path, csv_header()) << csv_row(row) << "\n"; }
+
 // One line, and a CSV row with --csv. n is the total over all GPUs; GB/s = n * 4 bytes / median;
 // % of peak is of K times GPU 0's theoretical bandwidth; x_cub and x_floor are 0 where not
 // measured; shape is "gpus=K".
 inline void multi_report(const Options& opt, const DeviceInfo& dev, int K, const std::string& step,
                          const std::string& variant, const char* dtype, size_t n, size_t offset, const Timing& t,
                          double cub_ms, double floor_ms, const std::string& check, bool ok) {
-  CsvRow row{dev.name, dev.cuda, step, variant, dtype, n};
-  set_timing(row, t);  // a Timing{ms, 0} (derived or per-rank) has no spread: empty in the CSV
+  CsvRow row;
+  row.device = dev.name;
+  row.cuda = dev.cuda;
+  row.step = step;
+  row.variant = variant;
+  row.dtype = dtype;
+  row.n = n;
+  set_timing(row, t);  // a Timing of a median only (derived or per-rank) has no spread: empty in the CSV
   row.gbps = double(n) * 4 / (t.median_ms * 1e6);
   row.pct_peak = 100.0 * row.gbps / (K * dev.peak_gbps);
   row.verified = ok;

@@ -1,6 +1,6 @@
 // Step 08's own flags: which GPUs, the one-process-per-GPU NCCL mode, the barrier test's
 // length. Host-only C++, so that the host tests can include it; parse_program reads them as
-// `own` groups (common/cli.hpp) into the fields below.
+// `own` groups (common/cli.hpp's FlagGroup, filled by field name) into the fields below.
 #pragma once
 
 #include <string>
@@ -37,9 +37,15 @@ inline std::vector<FlagGroup> gpus_flags(MultiGpuOptions& m) {
   auto barrier_reps = [&m](const std::string&, const TakeValue& take, Options&) {
     m.barrier_reps = parse_int(take(), "--barrier-reps", 1, 1000000);
   };
-  return {{0, {"--gpus"}, "  --gpus K|D,D...       the first K visible GPUs, or these GPUs (default: all visible)\n", gpus, {}},
-          {0, {"--barrier-reps"}, "  --barrier-reps B      barriers in the reuse test and the latency kernel (default 1000)\n",
-           barrier_reps, {}}};
+  FlagGroup which;
+  which.flags = {"--gpus"};
+  which.help = "  --gpus K|D,D...       the first K visible GPUs, or these GPUs (default: all visible)\n";
+  which.parse = gpus;
+  FlagGroup reps;
+  reps.flags = {"--barrier-reps"};
+  reps.help = "  --barrier-reps B      barriers in the reuse test and the latency kernel (default 1000)\n";
+  reps.parse = barrier_reps;
+  return {which, reps};
 }
 
 // --rank, --nranks, --id-file: one rank of step08_nccl_ranks. All three or none.
@@ -58,10 +64,14 @@ inline std::vector<FlagGroup> rank_flags(MultiGpuOptions& m) {
     if (m.rank >= m.nranks)
       throw UsageError("--rank: " + std::to_string(m.rank) + " is not below --nranks " + std::to_string(m.nranks));
   };
-  return {{0, {"--rank", "--nranks", "--id-file"},
-           "  --rank R --nranks K --id-file PATH\n"
-           "                        one process per GPU (NCCL); rank 0 writes the NCCL id to PATH\n",
-           parse, check}};
+  FlagGroup ranks;
+  ranks.flags = {"--rank", "--nranks", "--id-file"};
+  ranks.help =
+      "  --rank R --nranks K --id-file PATH\n"
+      "                        one process per GPU (NCCL); rank 0 writes the NCCL id to PATH\n";
+  ranks.parse = parse;
+  ranks.check = check;
+  return {ranks};
 }
 
 }  // namespace harness

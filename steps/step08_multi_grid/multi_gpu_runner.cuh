@@ -47,6 +47,14 @@ struct MultiVariant : TypedLauncher<MultiLauncher> {
   }
 };
 
+// One contender of a comparison across GPUs (bench.cuh's Contender), filled by field name.
+// row = false: timed for a derived figure only (a shard's CUB alone, for cub_sum_of_shards),
+// no row of its own.
+struct MultiContender : Contender {
+  bool row = true;
+  explicit MultiContender() = default;
+};
+
 // The largest shard (elements) any GPU holds over --n, for the buffers.
 inline size_t largest_shard(const Options& opt, int K) {
   size_t max_shard = 0;
@@ -90,7 +98,7 @@ inline void print_multi_header(const Options& opt) {
 // contender, its input in `whole` (the caller frees it; nullptr: it did not fit, no contender).
 template <typename T>
 bool whole_array_cub(const Options& opt, MultiGpu& mg, CubSum<T>& cub, size_t n, size_t offset, const Reference& ref,
-                     void*& whole, std::vector<Contender>& cs) {
+                     void*& whole, std::vector<MultiContender>& cs) {
   mg.use(0);
   const size_t bytes = input_buffer_bytes(n);
   whole = nullptr;
@@ -100,7 +108,13 @@ bool whole_array_cub(const Options& opt, MultiGpu& mg, CubSum<T>& cub, size_t n,
   auto sum = cub.prepare(whole_in, n, static_cast<T*>(mg[0].out), mg[0].stream);
   auto launch = [&mg, sum] { mg.use(0); sum(); };
   const Verdict v = verify_result(mg.template run_once<T>(launch)[0], ref, n);
-  cs.push_back({"cub", "cub_1gpu", launch, check_text(v), v.ok});
+  MultiContender c;
+  c.step = "cub";
+  c.name = "cub_1gpu";
+  c.launch = launch;
+  c.check = check_text(v);
+  c.ok = v.ok;
+  cs.push_back(c);
   return v.ok;
 }
 
@@ -109,7 +123,7 @@ bool whole_array_cub(const Options& opt, MultiGpu& mg, CubSum<T>& cub, size_t n,
 // (for the sum of single-GPU CUB times, no row of their own).
 template <typename T>
 bool cub_on_shards(const Options& opt, MultiGpu& mg, std::vector<CubSum<T>>& cub, const Shards<T>& s, size_t n,
-                   const Reference& ref, std::vector<Contender>& cs) {
+                   const Reference& ref, std::vector<MultiContender>& cs) {
   const int K = mg.size();
   std::vector<std::function<void()>> each;
   for (int k = 0; k < K; ++k) {
@@ -121,16 +135,35 @@ bool cub_on_shards(const Options& opt, MultiGpu& mg, std::vector<CubSum<T>>& cub
   T host = 0;
   for (T g : mg.template run_once<T>(all)) host += g;
   const Verdict v = verify_result(host, ref, n);
-  cs.push_back({"cub", "cub_each_gpu", all, check_text(v) + " (shard sums added on the host, untimed)", v.ok});
+  MultiContender each_gpu;
+  each_gpu.step = "cub";
+  each_gpu.name = "cub_each_gpu";
+  each_gpu.launch = all;
+  each_gpu.check = check_text(v) + " (shard sums added on the host, untimed)";
+  each_gpu.ok = v.ok;
+  cs.push_back(each_gpu);
   if (!opt.check_only) {
-    cs.push_back({"floor", "read", [&mg, s, K] {
-                    for (int k = 0; k < K; ++k) {
-                      mg.use(k);
-                      launch_floor(s.in[size_t(k)], s.count[size_t(k)], s.out(k) + 1, 0, mg[k].stream);
-                    }
-                  }, "(reads only, all GPUs at once)", true});
-    for (int k = 0; k < K; ++k)
-      cs.push_back({"cub", "cub_shard" + std::to_string(k), each[size_t(k)], "", true, /*bytes=*/0, /*row=*/false});
+    MultiContender floor;
+    floor.step = "floor";
+    floor.name = "read";
+    floor.launch = [&mg, s, K] {
+      for (int k = 0; k < K; ++k) {
+        mg.use(k);
+        launch_floor(s.in[size_t(k)], s.count[size_t(k)], s.out(k) + 1, 0, mg[k].stream);
+      }
+    };
+    floor.check = "(reads only, all GPUs at once)";
+    floor.ok = true;
+    cs.push_back(floor);
+    for (int k = 0; k < K; ++k) {
+      MultiContender shard;
+      shard.step = "cub";
+      shard.name = "cub_shard" + std::to_string(k);
+      shard.launch = each[size_t(k)];
+      shard.ok = true;
+      shard.row = false;
+      cs.push_back(shard);
+    }
   }
   return v.ok;
 }
@@ -140,7 +173,7 @@ bool cub_on_shards(const Options& opt, MultiGpu& mg, std::vector<CubSum<T>>& cub
 template <typename T>
 bool check_multi_variant(const Options& opt, MultiGpu& mg, const MultiVariant& var, const std::function<void()>& launch,
                          const char* dtype, size_t n, size_t offset, const Reference& ref, const char* step,
-                         std::vector<Contender>& cs) {
+                         std::vector<MultiContender>& cs) {
   const int K = mg.size();
   const int runs = std::max(1, opt.repeat_results);
   std::vector<T> firsts;
@@ -165,13 +198,19 @@ bool check_multi_variant(const Options& opt, MultiGpu& mg, const MultiVariant& v
     if (timeouts) throw std::runtime_error("cross-GPU barrier timed out: " + text);
   }
   if (opt.repeat_results > 0) print_results(dtype, n, offset, var.name, firsts);
-  cs.push_back({step, var.name, launch, text, ok});
+  MultiContender c;
+  c.step = step;
+  c.name = var.name;
+  c.launch = launch;
+  c.check = text;
+  c.ok = ok;
+  cs.push_back(c);
   return ok;
 }
 
 // --check: one line per contender; else all timed in turns and one row each, plus the sum of
 // the shards' single-GPU CUB times (cub_sum_of_shards).
-inline void report_multi(const Options& opt, MultiGpu& mg, const std::vector<Contender>& cs, const char* dtype,
+inline void report_multi(const Options& opt, MultiGpu& mg, const std::vector<MultiContender>& cs, const char* dtype,
                          size_t n, size_t offset, bool have_cub) {
   const int K = mg.size();
   const std::string shape = "gpus=" + std::to_string(K);
@@ -195,7 +234,9 @@ inline void report_multi(const Options& opt, MultiGpu& mg, const std::vector<Con
     multi_report(opt, mg[0].info, gpus, cs[i].step, cs[i].name, dtype, n, offset, t[i], cub_ms, floor_ms, cs[i].check,
                  cs[i].ok);
   }
-  multi_report(opt, mg[0].info, K, "cub", "cub_sum_of_shards", dtype, n, offset, Timing{shard_sum_ms, 0}, cub_ms,
+  Timing sum_of_shards;  // no spread: min and max not kept
+  sum_of_shards.median_ms = shard_sum_ms;
+  multi_report(opt, mg[0].info, K, "cub", "cub_sum_of_shards", dtype, n, offset, sum_of_shards, cub_ms,
                floor_ms, "(sum of the K shards' single-GPU CUB medians; min not kept)", true);
   if (!have_cub)
     std::printf("%-5s %11zu %3zu  (no cub_1gpu: the whole array does not fit on GPU %d; x_cub = 0)\n", dtype, n, offset,
@@ -215,7 +256,7 @@ bool run_multi_dtype(const char* dtype, const Options& opt, MultiGpu& mg, const 
       Shards<T> s{&mg, mg.template fill<T>(n, offset, opt.seed), {}};
       for (int k = 0; k < K; ++k) s.count.push_back(shard_size(n, K, k));
       const Reference ref = reference_sum<T>(opt.seed, n);
-      std::vector<Contender> cs;
+      std::vector<MultiContender> cs;
       void* whole = nullptr;
       all_ok &= whole_array_cub<T>(opt, mg, cub_whole, n, offset, ref, whole, cs);
       all_ok &= cub_on_shards<T>(opt, mg, cub_shard, s, n, ref, cs);

@@ -26,13 +26,17 @@ enum MultiGpuUses : unsigned {
   kUsesNcclLsa = 1u << 3,  // NCCL 2.28's symmetric windows and device communicators
 };
 
-// A variant as --help lists it and --variant picks it. everywhere: its total lands on every
-// GPU (each verified, and all bitwise equal), else on GPU 0 only.
+// A variant as --help lists it and --variant picks it, the rest filled by name:
+//   MultiGpuVariantName("nccl", "...").needs(kUsesNccl).total_everywhere().by_name_only()
 struct MultiGpuVariantName {
   std::string name, about;
-  unsigned uses;
-  bool everywhere;
-  bool in_all = true;
+  unsigned uses = 0;        // MultiGpuUses bits
+  bool everywhere = false;  // its total lands on every GPU (each verified, all bitwise equal), else on GPU 0 only
+  bool in_all = true;       // false: runs only when named with --variant
+  MultiGpuVariantName(std::string name_, std::string about_) : name(std::move(name_)), about(std::move(about_)) {}
+  MultiGpuVariantName& needs(unsigned what) { return uses = what, *this; }
+  MultiGpuVariantName& total_everywhere() { return everywhere = true, *this; }
+  MultiGpuVariantName& by_name_only() { return in_all = false, *this; }
 };
 
 // Why this build cannot run a variant that uses `uses` ("": it can).
@@ -126,7 +130,11 @@ int run_multi_gpu_step(int argc, char** argv, const char* step, const std::strin
                        const std::vector<MultiGpuVariantName>& variants, MakePlan&& make_plan) {
   turn_off_nvls(step);
   VariantGroup names;
-  for (const auto& v : variants) names.variants.push_back({v.name, v.about, v.in_all});
+  for (const auto& v : variants) {
+    VariantName name(v.name, v.about);
+    name.in_all = v.in_all;
+    names.variants.push_back(name);
+  }
   const std::string about = intro + "\nNCCL: " + (HAVE_NCCL ? "built in" : "not found at configure time (its variants are left out)");
   MultiGpuOptions opt;
   const int usage = parse_program(argc, argv, step, 0, about, {names}, opt, [&](const Options& o) {

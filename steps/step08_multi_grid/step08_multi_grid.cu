@@ -267,21 +267,29 @@ static PeerBarrier make_barrier(harness::MultiGpuSetup& gpus, void*& slots) {
   const unsigned K = unsigned(gpus.mg.size());
   char* base = static_cast<char*>(gpus.zeroed_on_gpu0(512 + size_t(2) * K * 8));
   slots = base + 512;
-  return PeerBarrier{reinterpret_cast<unsigned*>(base), reinterpret_cast<unsigned*>(base + 128),
-                     reinterpret_cast<unsigned*>(base + 256), K};
+  PeerBarrier bar;  // filled by field name
+  bar.count = reinterpret_cast<unsigned*>(base);
+  bar.gen = reinterpret_cast<unsigned*>(base + 128);
+  bar.timeouts = reinterpret_cast<unsigned*>(base + 256);
+  bar.K = K;
+  return bar;
 }
 
 // ---- main ----------------------------------------------------------------------------------------------
-static const std::vector<harness::MultiGpuVariantName> kVariants = {
-    {"peer_atomic", "per GPU: cooperative grid_sync on its shard, then a system-scope atomic add into GPU 0 "
-                    "(result zeroed first, timed); total on GPU 0", harness::kUsesPeers, /*everywhere=*/false},
-    {"peer_barrier", "per GPU: partial into a slot on GPU 0, cross-GPU barrier (multi_grid.sync replacement), "
-                     "every GPU adds the K slots in order: bitwise equal totals",
-     harness::kUsesPeers | harness::kUsesBarrier, true},
-    {"nccl", "per GPU: grid_sync into a device scalar, then ncclAllReduce of the K scalars (ncclCommInitAll)",
-     harness::kUsesNccl, true},
-    {"nccl_lsa", "BY NAME ONLY: NCCL 2.28 device API, stores into peers' windows + "
-                 "ncclLsaBarrierSession (no multicast)", harness::kUsesNcclLsa, true, /*in_all=*/false},
+using harness::MultiGpuVariantName;
+static const std::vector<MultiGpuVariantName> kVariants = {
+    MultiGpuVariantName("peer_atomic", "per GPU: cooperative grid_sync on its shard, then a system-scope atomic add "
+                                       "into GPU 0 (result zeroed first, timed); total on GPU 0")
+        .needs(harness::kUsesPeers),
+    MultiGpuVariantName("peer_barrier", "per GPU: partial into a slot on GPU 0, cross-GPU barrier (multi_grid.sync "
+                                        "replacement), every GPU adds the K slots in order: bitwise equal totals")
+        .needs(harness::kUsesPeers | harness::kUsesBarrier).total_everywhere(),
+    MultiGpuVariantName("nccl", "per GPU: grid_sync into a device scalar, then ncclAllReduce of the K scalars "
+                                "(ncclCommInitAll)")
+        .needs(harness::kUsesNccl).total_everywhere(),
+    MultiGpuVariantName("nccl_lsa", "BY NAME ONLY: NCCL 2.28 device API, stores into peers' windows + "
+                                    "ncclLsaBarrierSession (no multicast)")
+        .needs(harness::kUsesNcclLsa).total_everywhere().by_name_only(),
 };
 
 // The harness (multi_gpu_step.cuh, this folder) parses the flags (the core ones, --gpus and

@@ -1,13 +1,16 @@
-// Step 09's launch plumbing for thread block clusters: a cluster launch in the typed form, the
-// number of clusters that fit at once, and what becomes of a size the GPU refuses (with
-// --cluster that is the user's doing: one line, exit 2). The cluster code itself - map_shared_rank,
-// cluster.sync() - stays in the step's programs: it is the lesson.
+// Step 09's own pieces: its --cluster flag (this program's alone: cli.hpp's OwnFlags), the
+// skip line of a GPU without clusters, and the launch plumbing for thread block clusters: a
+// cluster launch in the typed form, the number of clusters that fit at once, and what becomes of
+// a size the GPU refuses (with --cluster that is the user's doing: one line, exit 2). The cluster
+// code itself - map_shared_rank, cluster.sync() - stays in the step's programs: it is the lesson.
 #pragma once
 
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "launch.cuh"
+#include "run_step.cuh"  // lacks_feature, for clusters_unsupported
 
 // Cluster code needs sm_90 or later. Built for an older target, the cluster kernels compile
 // to empty bodies: they never run there, since the program checks cudaDevAttrClusterLaunch
@@ -30,8 +33,45 @@ namespace harness {
 // the kernel opts in (cudaFuncAttributeNonPortableClusterSizeAllowed; the H100 and H200 do).
 constexpr int kPortableClusterMax = 8;
 
-// The cluster size a variant launches with: --cluster C when given (ctx.cluster), else its own.
-inline int cluster_size_or(const Launch& ctx, int own) { return ctx.cluster ? ctx.cluster : own; }
+// Thread block clusters: sm_90 or later. Without them: one line, exit 77 (run_step's `needs`).
+inline bool clusters_unsupported(int device, const char* step) {
+  return lacks_feature(device, step, cudaDevAttrClusterLaunch, "thread block clusters (sm_90 or later needed)");
+}
+
+// --cluster C: main hands a ForcedCluster to run_step (or run_problems), and the launchers find
+// it in their Launch (forced_cluster(ctx)).
+struct ForcedCluster : OwnFlags {
+  int size = 0;  // --cluster C: the size of every cluster variant; 0: each variant's own
+
+  std::vector<FlagGroup> groups() override {
+    FlagGroup g;
+    g.flags = {"--cluster"};
+    g.help =
+        "  --cluster C           blocks per cluster of the cluster variants (default: each variant's own);\n"
+        "                        a size the GPU cannot launch fails with exit 2\n";
+    // Up to 64, past what any GPU allows (8 portable, 16 opted in): a reader can see the refusal.
+    g.parse = [this](const std::string&, const TakeValue& take, Options&) {
+      size = parse_int(take(), "--cluster", 1, 64);
+    };
+    return {g};
+  }
+};
+
+// --cluster C when given, else 0.
+inline int forced_cluster(const Launch& ctx) { return ctx.own_as<ForcedCluster>().size; }
+
+// The cluster size a variant launches with: --cluster C when given, else its own.
+inline int cluster_size_or(const Launch& ctx, int own) { return forced_cluster(ctx) ? forced_cluster(ctx) : own; }
+
+// `v`, whose cluster size is compiled in (`size`), left out of --variant all under --cluster C
+// != size, with a note (VariantName's skip_in_all_why). Named with --variant, its launcher refuses C.
+inline Variant with_fixed_cluster(Variant v, int size, const ForcedCluster& forced) {
+  v.skip_in_all_why = [&forced, size]() -> std::string {
+    if (!forced.size || forced.size == size) return "";
+    return "its cluster size is fixed at " + std::to_string(size) + " (--cluster " + std::to_string(forced.size) + ")";
+  };
+  return v;
+}
 
 // A --cluster larger than a kernel's per-cluster slots (`most`) is the user's choice: exit 2.
 inline void require_cluster_at_most(int cluster, int most) {
@@ -42,7 +82,7 @@ inline void require_cluster_at_most(int cluster, int most) {
 // A launch failure of a cluster variant: with --cluster it is the user's choice of size (a usage
 // error, one line, exit 2, naming CUDA's error); without, a bug (a CudaError naming the call, exit 1).
 inline void check_cluster(cudaError_t err, const Launch& ctx, int cluster, const char* variant, const char* call) {
-  if (err != cudaSuccess && ctx.cluster) {
+  if (err != cudaSuccess && forced_cluster(ctx)) {
     (void)cudaGetLastError();  // a launch error is not sticky: clear it
     throw UsageError("--cluster: " + std::string(variant) + " cannot run clusters of " + std::to_string(cluster) +
                      " blocks on this GPU (" + call + ": " + cudaGetErrorName(err) + ")");
@@ -102,7 +142,7 @@ unsigned clusters_that_fit(Kernel kernel, unsigned threads, int cluster, size_t 
       const std::string what = std::string(variant) + ": not one cluster of " + std::to_string(cluster) +
                                " blocks of " + std::to_string(threads) +
                                " threads fits on this GPU (cudaOccupancyMaxActiveClusters = 0)";
-      if (ctx.cluster) throw UsageError("--cluster: " + what);
+      if (forced_cluster(ctx)) throw UsageError("--cluster: " + what);
       throw std::runtime_error(what);
     }
     return unsigned(count);

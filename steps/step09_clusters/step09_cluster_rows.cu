@@ -30,7 +30,7 @@
 
 #include "clusters.cuh"
 #include "packed_rows.cuh"
-#include "segmented.cuh"
+#include "row_lengths.cuh"  // segmented.cuh's rows x cols problem, and the lengths each variant runs on
 #include "staged_rows.cuh"
 #include "vector_reads.cuh"
 
@@ -182,7 +182,7 @@ void launch_short_rows(void (*kernel)(const T*, size_t, size_t, T*), size_t rows
 // (3 blocks per SM): C = 4, 256 blocks (the note that cluster_rows prints says which C ran).
 template <typename T>
 int cluster_size_for(size_t rows, size_t cols, const char* variant, const Launch& ctx) {
-  if (ctx.cluster) return ctx.cluster;
+  if (const int forced = harness::forced_cluster(ctx)) return forced;
   int c = 1;
   while (c < kMaxCluster && cols / (2 * size_t(c)) >= kMinSlice &&
          rows <= harness::clusters_that_fit(rows_cluster<T>, kThreads, 2 * c, 0, variant, ctx))
@@ -239,8 +239,8 @@ void auto_rows(const T* in, size_t rows, size_t cols, T* out, const Launch& ctx)
 // ---- main ----------------------------------------------------------------------------------
 // A GPU without clusters (before sm_90) gets one line and exit 77 (clusters_unsupported).
 int main(int argc, char** argv) {
-  const char* step = "step09_cluster_rows";
-  return harness::run_problems(argc, argv, step, {
+  harness::ForcedCluster forced;  // --cluster C (clusters.cuh): this program's own flag
+  return harness::run_problems(argc, argv, "step09_cluster_rows", {
       harness::segmented_problem({
           {"block_row", "a block per row (the cluster kernel with clusters of 1), 16-byte loads",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) {
@@ -267,5 +267,5 @@ int main(int argc, char** argv) {
           {"auto", "packed_rows, staged_rows (cols <= 512), a warp per row (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) { auto_rows(in, rows, cols, out, ctx); }},
       }),
-  }, harness::kBatch | harness::kCols | harness::kCluster, harness::clusters_unsupported);
+  }, harness::kBatch | harness::kCols, harness::clusters_unsupported, &forced);
 }

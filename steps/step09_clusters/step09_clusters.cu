@@ -192,7 +192,7 @@ void launch_cluster_reduce(Kernel kernel, int own_size, const char* variant, con
 
 template <typename T>
 void dims_2(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  if (ctx.cluster && ctx.cluster != 2)  // named with --variant; `all` skips it (fixed_cluster below)
+  if (harness::forced_cluster(ctx) && harness::forced_cluster(ctx) != 2)  // named with --variant (`all` skips it)
     throw harness::UsageError("--cluster: dims_2's cluster size is fixed at compile time (__cluster_dims__(2, 1, 1))");
   const unsigned blocks = cluster_grid(reduce_cluster_dims2<T>, n, 2, "dims_2", ctx);
   reduce_cluster_dims2<T><<<blocks, kThreads, 0, ctx.stream>>>(in, n, ctx.scratch_as<T>(blocks / 2), arrivals_counter(), out);
@@ -237,9 +237,11 @@ void auto_reduce(const T* in, size_t n, T* out, const harness::Launch& ctx) {
 }
 
 // ---- main ---------------------------------------------------------------------------------
-// A GPU without clusters (before sm_90) gets one line and exit 77 (run_step's `needs`).
+// A GPU without clusters (before sm_90) gets one line and exit 77 (run_step's `needs`);
+// --cluster, this program's own flag (clusters.cuh), forces the size of the cluster variants.
 int main(int argc, char** argv) {
   using harness::Launch;
+  harness::ForcedCluster forced;  // --cluster C
   const auto push = [](int size, const char* name) {
     return [size, name](auto in, size_t n, auto out, const Launch& ctx) {
       launch_cluster_reduce(reduce_cluster_push<harness::elem_t<decltype(in)>>, size, name, in,
@@ -266,9 +268,10 @@ int main(int argc, char** argv) {
       {"cluster_8", "push, clusters of 8 (the largest portable size)", push(8, "cluster_8")},
       {"cluster_16", "push, clusters of 16 (non-portable: cudaFuncAttributeNonPortableClusterSizeAllowed)",
        push(16, "cluster_16")},
-      harness::Variant("dims_2", "cluster_2 with __cluster_dims__(2, 1, 1) at compile time, launched with <<<>>>",
-                       [](auto in, size_t n, auto out, const Launch& ctx) { dims_2(in, n, out, ctx); })
-          .fixed_cluster(2),
+      harness::with_fixed_cluster(  // --variant all leaves it out under another --cluster
+          harness::Variant("dims_2", "cluster_2 with __cluster_dims__(2, 1, 1) at compile time, launched with <<<>>>",
+                           [](auto in, size_t n, auto out, const Launch& ctx) { dims_2(in, n, out, ctx); }),
+          2, forced),
       {"pull_8", "pull: the leader reads the 8 block sums from their shared memory; a second cluster.sync()",
        pull_8(std::true_type{}, "pull_8")},
       {"one_cluster", "one cluster of 16 blocks reads everything; the leader writes *out (no partials)",
@@ -278,5 +281,5 @@ int main(int argc, char** argv) {
       harness::Variant("pull_no_wait", "PITFALL, by name only: pull_8 without the second cluster.sync(): blocks exit while read",
                        pull_8(std::false_type{}, "pull_no_wait"))
           .wrong_by_design().by_name_only(),
-  }, harness::kBatch | harness::kCluster, harness::clusters_unsupported);
+  }, harness::kBatch, harness::clusters_unsupported, &forced);
 }

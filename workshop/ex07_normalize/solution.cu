@@ -32,6 +32,7 @@
 
 #include "launch.cuh"    // CUDA_CHECK, Launch, grid sizes: the harness header to read
 #include "run_step.cuh"  // main's harness: verify, time, report (not required reading)
+#include "forced_grid.cuh"  // --blocks N: step 07's own flag (steps/step07_cooperative_grid)
 
 namespace cg = cooperative_groups;
 
@@ -138,8 +139,9 @@ static harness::Verdict verify(const std::vector<float>& y_all, size_t lead, siz
 int main(int argc, char** argv) {
   const char* name = "ex07_solution";
   harness::Options opt;
+  harness::ForcedGrid forced;  // --blocks N (step 07's own flag: forced_grid.cuh)
   try {
-    opt = harness::parse_args(argc, argv, harness::kBlocks);
+    opt = harness::parse_args(argc, argv, 0, forced.groups());
   } catch (const harness::UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", name, e.what());
     return 2;
@@ -147,7 +149,7 @@ int main(int argc, char** argv) {
   if (opt.help) {
     std::printf("%s: y = x / max|x| in one cooperative launch, verified bit for bit, timed.\n"
                 "float only (--dtype is ignored); --blocks N forces the grid size.\n%s",
-                name, harness::usage_text(harness::kBlocks).c_str());
+                name, harness::usage_text(0, forced.groups()).c_str());
     return 0;
   }
   return harness::exit_code_of(name, [&] {
@@ -177,7 +179,7 @@ int main(int argc, char** argv) {
         fill_kernel<<<1024, 256, 0, s>>>(d_x, lead, n, total, opt.seed);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaMemsetAsync(d_y, 0xFF, total * sizeof(float), s));
-        normalize(d_x + lead, n, d_y + lead, d_max, unsigned(opt.blocks), s);
+        normalize(d_x + lead, n, d_y + lead, d_max, forced.blocks, s);
         std::vector<float> y(total);
         unsigned max_bits = 0;
         CUDA_CHECK(cudaMemcpyAsync(y.data(), d_y, total * sizeof(float), cudaMemcpyDeviceToHost, s));
@@ -192,7 +194,7 @@ int main(int argc, char** argv) {
           std::printf("%-5s %11zu %3zu  %-16s %s\n", "float", n, offset, "normalize", check.c_str());
           continue;
         }
-        const harness::Timing t = bench.time({[&] { normalize(d_x + lead, n, d_y + lead, d_max, unsigned(opt.blocks), s); }})[0];
+        const harness::Timing t = bench.time({[&] { normalize(d_x + lead, n, d_y + lead, d_max, forced.blocks, s); }})[0];
         const double gbps = 8.0 * n / (t.median_ms * 1e6);
         std::printf("%-5s %11zu %3zu  %-16s %9.4f %9.4f %8.1f %5.1f%%  %s\n", "float", n, offset, "normalize",
                     t.median_ms, t.min_ms, gbps, 100.0 * gbps / dev.peak_gbps, check.c_str());

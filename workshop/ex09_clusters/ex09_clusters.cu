@@ -122,10 +122,11 @@ void reduce_clusters(const T* in, size_t n, T* out, int own_size, const char* va
 }
 
 int main(int argc, char** argv) {
+  harness::ForcedCluster forced;  // --cluster C (step 09's own flag: clusters.cuh)
   return harness::run_step(argc, argv, "ex09_clusters", {
       {"cluster_2", "the block sums of a cluster of 2 added in the leader's shared memory (your kernel)",
        [](auto in, size_t n, auto out, const harness::Launch& ctx) { reduce_clusters(in, n, out, 2, "cluster_2", ctx); }},
       {"cluster_8", "the same with clusters of 8, the largest portable size",
        [](auto in, size_t n, auto out, const harness::Launch& ctx) { reduce_clusters(in, n, out, 8, "cluster_8", ctx); }},
-  }, harness::kBatch | harness::kCluster, harness::clusters_unsupported);
+  }, harness::kBatch, harness::clusters_unsupported, &forced);
 }
