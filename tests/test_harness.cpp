@@ -1,6 +1,6 @@
 // Host tests of the harness pieces that need no GPU: size and flag parsing (the shared flags,
 // a program's own flags: OwnFlags, and step 08's), the input generator, the references, the
-// float tolerance, verification, the timing summary and the CSV row. (Steps 07's and 09's own
+// float tolerance, verification, the timing summary and the CSV row. (Step 07's and 09's own
 // flags, whose headers are CUDA: test_problem_checks.cu.)
 #include <cmath>
 #include <cstdio>
