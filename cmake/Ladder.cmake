@@ -16,7 +16,7 @@ function(add_program target source)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/common ${folder})
   # -lineinfo: compute-sanitizer and ncu name source lines
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
-  target_link_libraries(${target} PRIVATE Threads::Threads)
+  target_link_libraries(${target} PRIVATE Threads::Threads cub_baselines)
 endfunction()
 
 # add_cli_program(TARGET SOURCE): a program with the common command line (cli.hpp); the host

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cub/device/device_reduce.cuh>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "cub_baselines.hpp"
 #include "launch.cuh"
 #include "reference.hpp"
 
@@ -446,8 +446,7 @@ class CubSum {
 
  private:
   static void call(void* temp, size_t& bytes, const T* in, size_t n, T* out, cudaStream_t s) {
-    if (n <= size_t(INT32_MAX)) CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, int(n), s));
-    else CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, int64_t(n), s));
+    CUDA_CHECK(cub_baseline::sum(temp, bytes, in, out, n, s));  // cub::DeviceReduce::Sum
   }
   void* temp_ = nullptr;
   size_t bytes_ = 0;

@@ -8,7 +8,6 @@
 // "read_write").
 #pragma once
 
-#include <cub/device/device_segmented_reduce.cuh>
 #include <cstring>
 
 #include "run_step.cuh"
@@ -68,13 +67,7 @@ class CubSegmentedSum {
  private:
   static void call(void* temp, size_t& bytes, const void* offsets, const T* in, size_t rows, T* out, bool wide,
                    cudaStream_t s) {
-    if (wide) {
-      const int64_t* o = static_cast<const int64_t*>(offsets);
-      CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp, bytes, in, out, int64_t(rows), o, o + 1, s));
-    } else {
-      const int* o = static_cast<const int*>(offsets);
-      CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp, bytes, in, out, int64_t(rows), o, o + 1, s));
-    }
+    CUDA_CHECK(cub_baseline::segmented_sum(temp, bytes, in, out, rows, offsets, wide, s));  // DeviceSegmentedReduce
   }
   void* temp_ = nullptr;
   void* offsets_ = nullptr;

@@ -27,6 +27,7 @@ story_args() {
   case $1 in
     step06_filter) echo "--n 2^26 --pass-rate 50" ;;
     step06_*) echo "--n 2^26 --cols 32,4096,2^20" ;;
+    step07_normalize) echo "--n 2^20,2^24" ;;  # on chip at 2^20; past the on-chip limit at 2^24
     step08_*) echo "--n 2^24,2^28" ;;
     step09_cluster_rows) echo "--n 2^26 --cols 4096,2^20" ;;
     step09_*) echo "--n 2^16,2^20,2^24,2^28" ;;

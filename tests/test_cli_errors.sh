@@ -31,7 +31,11 @@ expect() {  # expect CODE PATTERN -- command...
     fail=1
   fi
 }
-for step in "$@"; do
+# One program's checks; the programs run in parallel (each start of a CUDA program costs a
+# fraction of a second, and there are hundreds), their reports printed in order.
+check_program() {
+  local step=$1
+  fail=0
   bin=$bindir/$step
   expect 2 '^'$step': error: --bogus: unknown flag' -- "$bin" --bogus
   expect 2 'error: --n: expected a number'          -- "$bin" --n 2^x
@@ -64,7 +68,18 @@ for step in "$@"; do
     echo "FAIL: $step without a GPU -> exit $rc, output: $out"
     fail=1
   fi
+  return $fail
+}
+out=$(mktemp -d)
+for step in "$@"; do
+  check_program "$step" >"$out/$step.txt" 2>&1 &
 done
+wait
+for step in "$@"; do
+  cat "$out/$step.txt"
+  grep -q "^FAIL" "$out/$step.txt" && fail=1
+done
+rm -rf "$out"
 # The cost probes (cost_probe.cuh's front): their own flags only, the same exit codes.
 probe_flags_of() {
   case $1 in

@@ -209,10 +209,10 @@ class Docs(unittest.TestCase):
         # Every flag is named as a string in its FlagGroup's list of flags.
         groups = cli[cli.index("inline const std::vector<FlagGroup>& flag_groups()"):]
         flags = set(re.findall(r'"(--[a-z][a-z-]*)"', groups[:groups.index("return groups;")]))
-        # ... and a step's own groups in its folder, as {0, {"--gpus"}, help, ...}.
+        # ... and a step's own groups in its folder (OwnFlags: g.flags = {"--blocks"}, or {0, {"--gpus"}, ...}).
         for own in glob.glob(os.path.join(ROOT, "steps", "*", "*.*h*")):
             with open(own) as f:
-                for names in re.findall(r'\{0, \{("--[a-z-]+"(?:, "--[a-z-]+")*)\}', f.read()):
+                for names in re.findall(r'(?:\{0, |flags = )\{("--[a-z-]+"(?:, "--[a-z-]+")*)\}', f.read()):
                     flags |= set(re.findall(r'"(--[a-z-]+)"', names))
         self.assertTrue({"--repeat-results", "--cols", "--pass-rate", "--blocks", "--id-file", "--gpus"} <= flags, flags)
         # The steps are the folders steps/stepNN_name (each declared by its own CMakeLists.txt).

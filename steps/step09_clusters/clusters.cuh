@@ -13,8 +13,8 @@
 #include "run_step.cuh"  // lacks_feature, for clusters_unsupported
 
 // Cluster code needs sm_90 or later. Built for an older target, the cluster kernels compile
-// to empty bodies: they never run there, since the program checks cudaDevAttrClusterLaunch
-// first (clusters_unsupported: one line, exit 77).
+// to empty bodies: they never run, since the program checks first that the GPU has clusters and
+// that the code it runs was built for sm_90 (clusters_unsupported: one line, exit 77).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 #define CLUSTERS_COMPILED 1
 #else
@@ -33,9 +33,27 @@ namespace harness {
 // the kernel opts in (cudaFuncAttributeNonPortableClusterSizeAllowed; the H100 and H200 do).
 constexpr int kPortableClusterMax = 8;
 
-// Thread block clusters: sm_90 or later. Without them: one line, exit 77 (run_step's `needs`).
+// Writes 1 where the code that runs was compiled for sm_90 or later, 0 where the cluster kernels
+// are empty bodies: a build without sm_90 code (e.g. PTX for compute_75 only) runs on a Hopper GPU
+// through the driver's JIT, and its cluster kernels would do nothing.
+static __global__ void clusters_compiled_kernel(int* out) { *out = CLUSTERS_COMPILED; }
+
+// Thread block clusters: an sm_90 or later GPU, and this program built with sm_90 code. Without
+// either: one line, exit 77 (run_step's `needs`).
 inline bool clusters_unsupported(int device, const char* step) {
-  return lacks_feature(device, step, cudaDevAttrClusterLaunch, "thread block clusters (sm_90 or later needed)");
+  if (lacks_feature(device, step, cudaDevAttrClusterLaunch, "thread block clusters (sm_90 or later needed)"))
+    return true;
+  int* flag = nullptr;
+  int compiled = 1;
+  if (cudaSetDevice(device) != cudaSuccess || cudaMalloc(&flag, sizeof(int)) != cudaSuccess) return false;
+  clusters_compiled_kernel<<<1, 1>>>(flag);
+  const bool ran = cudaMemcpy(&compiled, flag, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess;
+  cudaGetLastError();  // no kernel image for this GPU: the run itself reports that
+  cudaFree(flag);
+  if (!ran || compiled) return false;
+  std::printf("%s: built without sm_90 code, so its cluster kernels are empty on GPU %d; rebuild with "
+              "-DCMAKE_CUDA_ARCHITECTURES=native (or 90); skipping.\n", step, device);
+  return true;
 }
 
 // --cluster C: main hands a ForcedCluster to run_step (or run_problems), and the launchers find
@@ -138,7 +156,7 @@ unsigned clusters_that_fit(Kernel kernel, unsigned threads, int cluster, size_t 
       err = cudaOccupancyMaxActiveClusters(&count, kernel, &c.config);
     }
     check_cluster(err, ctx, cluster, variant, "cudaOccupancyMaxActiveClusters");
-    if (count == 0) {  // a valid size, but not one cluster of it fits this kernel's resources
+    if (count == 0) {  // no cluster of this size fits: too many blocks for the GPU (16 at most here), or their resources
       const std::string what = std::string(variant) + ": not one cluster of " + std::to_string(cluster) +
                                " blocks of " + std::to_string(threads) +
                                " threads fits on this GPU (cudaOccupancyMaxActiveClusters = 0)";
