@@ -13,6 +13,13 @@
 #include <cstdlib>
 
 #define PORT_HIP 1
+// RDNA (gfx10) in wave64 mode (-mwavefrontsize64) sets a width of 64, but its ds_bpermute, and
+// so __shfl_down, moves values only within each 32-lane half: wave_sum would silently add half
+// the wavefront. HIP 5.2's hip_runtime.h refuses it for gfx1010-1012/1030/1031 only; this
+// refuses every gfx10 (gfx1013, gfx1032-1036 too). The model's W = 64 is GCN and CDNA only.
+#if defined(__GFX10__) && __AMDGCN_WAVEFRONT_SIZE == 64
+#error "step 10 does not support RDNA wave64 (-mwavefrontsize64): its shuffles cross only 32-lane halves; build gfx10 targets as wave32 (the default)"
+#endif
 using gpuError_t = hipError_t;
 using gpuStream_t = hipStream_t;
 #define gpuMemsetAsync hipMemsetAsync
@@ -22,9 +29,10 @@ using gpuStream_t = hipStream_t;
 
 namespace port {
 // [docs:hip-width]
-// A wavefront is 64 lanes on CDNA (gfx90a) and 32 on RDNA (gfx1030, its default wave32). The
-// compiler defines the width for each offload target's device code; the host pass sees 64
-// whatever the target, so never use it in host code (the host asks hipDeviceProp_t::warpSize).
+// A wavefront is 64 lanes on GCN and CDNA (gfx8, gfx9: gfx90a) and 32 on RDNA (gfx1030, its
+// default wave32; wave64 is refused above). The compiler defines the width for each offload
+// target's device code; the host pass sees 64 whatever the target, so never use it in host
+// code (the host asks hipDeviceProp_t::warpSize).
 constexpr int kWaveSize = __AMDGCN_WAVEFRONT_SIZE;
 using lane_mask = unsigned long long;  // __ballot returns 64 bits on every target, wave32 too
 // HIP 5.2 has no *_sync shuffles and no __syncwarp: a wavefront runs its lanes in lockstep.

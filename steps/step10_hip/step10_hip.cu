@@ -1,7 +1,7 @@
 // Step 10 - one source for NVIDIA and AMD: the ladder's ideas with no 32 written into them.
 //
-// An NVIDIA warp is 32 threads; an AMD wavefront is 64 on CDNA (MI200: gfx90a) and 32 on RDNA
-// (gfx1030). Steps 00-09 assume 32 (`threadIdx.x / 32`, `warp_sums[32]`, 0xffffffff masks,
+// An NVIDIA warp is 32 threads; an AMD wavefront is 64 on GCN and CDNA (gfx8, gfx9; MI200:
+// gfx90a) and 32 on RDNA (gfx1030). Steps 00-09 assume 32 (`threadIdx.x / 32`, `warp_sums[32]`, 0xffffffff masks,
 // shuffle trees from `offset = 16`, tiled_partition<32>; chapter 10 lists where). Here the
 // width is port::kWaveSize, set by each compiler for each GPU; other differences: portable.hpp.
 //
@@ -31,6 +31,9 @@ constexpr int kThreads = 1024;       // step 05's and step 07's block
 constexpr int kVectorsInFlight = 4;  // 16-byte loads in flight per thread
 constexpr size_t kPerBlock = size_t(kThreads) * kVectorsInFlight * 4;
 constexpr int kTile = 16;            // the tutorial's partition: fits a wavefront of 32 or 64
+// HIP 5.2's own check (tile <= CG's WAVEFRONT_SIZE) says 64 on gfx1013 and gfx1032-1036, which
+// run wave32: there a tiled_partition<64> compiles and is wrong. This check uses the real width.
+static_assert(kTile <= port::kWaveSize, "kTile: a tile must fit in one wavefront (32 lanes on RDNA)");
 
 template <typename T> struct Vec4;
 template <> struct Vec4<unsigned> { using type = uint4; };
