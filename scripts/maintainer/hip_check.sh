@@ -23,8 +23,10 @@ mkdir -p "$out"
 start=$(date +%s)
 
 # Every target of Debian 12's device libraries (rocm-device-libs 5.2) from gfx8 on: each builds
-# step 10 with -Wall -Wextra -Werror. rocPRIM 5.3 does not build for the second list (its code
-# there uses DPP broadcasts, which GFX10 lacks): those get step 10's kernels without rocPRIM.
+# step 10 with -Wall -Wextra -Werror. rocPRIM 5.3 does not build for the second list: its
+# ROCPRIM_NAVI list (rocprim/config.hpp:93) names only gfx1010-1012/1030/1031, so on gfx1013 and
+# gfx1032-1036 it takes the GCN path and its DPP broadcasts, which GFX10 lacks (the same gap as
+# HIP 5.2's CG WAVEFRONT_SIZE). Those targets get step 10's kernels without rocPRIM.
 # gfx942 (MI300) is not a target ID this clang knows; gfx1100 (RDNA 3) has no device library.
 with_rocprim="gfx801 gfx802 gfx803 gfx805 gfx810 gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940
               gfx1010 gfx1011 gfx1012 gfx1030 gfx1031"
