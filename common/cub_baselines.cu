@@ -1,8 +1,8 @@
-// CUB's baselines, compiled once for every program (see cub_baselines.hpp).
+// CUB's baselines, compiled once for every program (see cub_baselines.hpp). Two files, so that
+// the two compile in parallel: this one DeviceReduce::Sum, cub_segmented_sum.cu the other.
 #include "cub_baselines.hpp"
 
 #include <cub/device/device_reduce.cuh>
-#include <cub/device/device_segmented_reduce.cuh>
 
 namespace harness::cub_baseline {
 
@@ -12,23 +12,8 @@ cudaError_t sum(void* temp, size_t& bytes, const T* in, T* out, size_t n, cudaSt
   return cub::DeviceReduce::Sum(temp, bytes, in, out, int64_t(n), stream);
 }
 
-template <typename T>
-cudaError_t segmented_sum(void* temp, size_t& bytes, const T* in, T* out, size_t rows, const void* offsets,
-                          bool wide, cudaStream_t stream) {
-  if (wide) {
-    const int64_t* o = static_cast<const int64_t*>(offsets);
-    return cub::DeviceSegmentedReduce::Sum(temp, bytes, in, out, int64_t(rows), o, o + 1, stream);
-  }
-  const int* o = static_cast<const int*>(offsets);
-  return cub::DeviceSegmentedReduce::Sum(temp, bytes, in, out, int64_t(rows), o, o + 1, stream);
-}
-
 // The ladder's element types: "int" (summed modulo 2^32 as unsigned) and float.
 template cudaError_t sum<unsigned>(void*, size_t&, const unsigned*, unsigned*, size_t, cudaStream_t);
 template cudaError_t sum<float>(void*, size_t&, const float*, float*, size_t, cudaStream_t);
-template cudaError_t segmented_sum<unsigned>(void*, size_t&, const unsigned*, unsigned*, size_t, const void*, bool,
-                                             cudaStream_t);
-template cudaError_t segmented_sum<float>(void*, size_t&, const float*, float*, size_t, const void*, bool,
-                                          cudaStream_t);
 
 }  // namespace harness::cub_baseline

@@ -1,8 +1,9 @@
 #pragma once
 // CUB's answers to the ladder's two problems, the baselines every program times itself against:
 // cub::DeviceReduce::Sum (an array) and cub::DeviceSegmentedReduce::Sum (a sum per row). They
-// are compiled once, in cub_baselines.cu, and linked into every program: CUB's templates are the
-// slowest part of compiling a step, and no step needs to see them. Not required reading.
+// are compiled once (cub_baselines.cu, cub_segmented_sum.cu) and linked into every program:
+// CUB's templates are the slowest part of compiling a step, and no step needs to see them.
+// Not required reading.
 #include <cstddef>
 #include <cstdint>
 
