@@ -77,6 +77,15 @@ class WaveAudit(unittest.TestCase):
             (STEP05, "  value = cg::reduce(warp, value, cg::plus<T>());",
              "  const unsigned all_lanes = 0xFFFFFFFFu;\n  __syncwarp(all_lanes);\n  value = cg::reduce(warp, value, cg::plus<T>());",
              "mask"),
+            # integer suffixes, and a ballot held in 32 bits
+            (STEP10, LANE_LINE, "  const unsigned lane = threadIdx.x & 31u, wave = threadIdx.x / port::kWaveSize;", "lane-index"),
+            (STEP10, "__shared__ T wave_sums[kThreads / port::kWaveSize];", "__shared__ T wave_sums[kThreads / 32u];",
+             "warps-per-block"),
+            (PORTABLE, "__shfl_down(value, delta, kWaveSize)", "__shfl_down(value, delta, 32u)", "shuffle-width-32"),
+            (STEP10, WAVE_LOOP, WAVE_LOOP.replace("port::kWaveSize / 2", "16u"), "shuffle-16"),
+            (STEP10, "__device__ T wave_sum(T value) {\n",
+             "__device__ T wave_sum(T value) {\n  const unsigned voters = __ballot(1);\n  if (voters == 0) return value;\n",
+             "ballot-32bit"),
         ]
         for path, old, new, kind in edits:
             with self.subTest(new=new), tempfile.TemporaryDirectory() as tmp:

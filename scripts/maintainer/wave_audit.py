@@ -33,6 +33,7 @@ NOT_CODE = (".txt", ".md")  # CMakeLists.txt, notes
 CLEAN = ("steps/step10_hip",)  # folders that must have no finding
 ALLOW = "wave-audit: allow"
 OPERAND = r"(?:[\w\]\)])"  # what an operator applies to: a name, a call, an element
+SUF = r"(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?"  # an integer literal's suffix: 32u, 32ul, 31UL
 
 # kind: (regex, what the line assumes, on a 64-wide wavefront, the portable form)
 KINDS = {
@@ -44,35 +45,39 @@ KINDS = {
                   "the width written as a number",
                   "right only where the hardware's width matches it",
                   "the compiler's width (`__AMDGCN_WAVEFRONT_SIZE`, `warpSize` on HIP 5.2), once"),
-    "lane-index": (OPERAND + r"\s*(?:&\s*31\b|&\s*0[xX]1[fF]\b|%\s*32\b|>>\s*5\b|&\s*\(\s*32\s*-\s*1\s*\))",
+    "lane-index": (OPERAND + rf"\s*(?:&\s*31{SUF}\b|&\s*0[xX]1[fF]{SUF}\b|%\s*32{SUF}\b|>>\s*5{SUF}\b|&\s*\(\s*32{SUF}\s*-\s*1{SUF}\s*\))",
                    "lane and warp numbers from 32 (`& 31`, `% 32`, `>> 5`)",
                    "right when every operation of the group is 32 wide (a tile of 32); wrong beside a wavefront-wide one",
                    "`% kWaveSize`, `tile.thread_rank()`"),
-    "warps-per-block": (OPERAND + r"\s*/\s*32\b|\b16\s*\*\s*32\b",
+    "warps-per-block": (OPERAND + rf"\s*/\s*32{SUF}\b|\b16{SUF}\s*\*\s*32{SUF}\b",
                         "a count of 32-thread warps (`/ 32`)",
                         "counts groups of 32: right for tiles of 32, too many for wavefronts of 64",
                         "`/ kWaveSize` where the wavefronts are meant"),
-    "per-warp-slots": (r"__shared__[^;]*\[\s*32\s*\]",
+    "per-warp-slots": (rf"__shared__[^;]*\[\s*32{SUF}\s*\]",
                        "one shared slot per 32-thread warp",
                        "right: 32 slots hold a block of 1024 in groups of 32, twice what 16 wavefronts of 64 need",
                        "`[kThreads / kWaveSize]`"),
-    "shuffle-16": (r"for\s*\([^;]*?\b(\w+)\s*=\s*(?:16|32\s*/\s*2|32\s*>>\s*1)\s*;[^;]*;\s*(?:\1\s*(?:/=\s*2|>>=\s*1)|\1\s*=\s*\1\s*(?:/\s*2|>>\s*1))",
+    "shuffle-16": (rf"for\s*\([^;]*?\b(\w+)\s*=\s*(?:16|32{SUF}\s*/\s*2|32{SUF}\s*>>\s*1){SUF}\s*;[^;]*;\s*(?:\1\s*(?:/=\s*2|>>=\s*1)|\1\s*=\s*\1\s*(?:/\s*2|>>\s*1))",
                    "a shuffle tree that starts 16 lanes apart",
                    "lane 0 ends with its 32-lane half only; right where each 32-lane group reports its own sum",
                    "start at `kWaveSize / 2`"),
+    "ballot-32bit": (r"\b(?:unsigned(?:\s+int)?|uint32_t)\s+\w+\s*=\s*(?:__ballot\w*|\w+\s*\.\s*ballot)\s*\(",
+                     "a ballot held in 32 bits (`unsigned b = __ballot(`, `= warp.ballot(`)",
+                     "HIP's `__ballot` returns 64 bits: a 32-bit variable keeps lanes 0-31 and drops 32-63",
+                     "`port::lane_mask` (64 bits on HIP), `__popcll`"),
     "shuffle-width-32": (None,  # found by reading the shuffle's arguments (shuffle_widths)
                          "a shuffle of width 32",
                          "splits the wavefront into two 32-lane halves; wrong under a tree over 64 lanes",
                          "the width `kWaveSize` (or none: HIP's default is `warpSize`)"),
-    "tile-32": (r"\b(?:tiled_partition|thread_block_tile)\s*<\s*32\s*>",
+    "tile-32": (rf"\b(?:tiled_partition|thread_block_tile)\s*<\s*32{SUF}\s*>",
                 "a 32-thread tile",
                 "still 32 threads: half a wavefront, right (HIP allows tiles up to the wavefront)",
                 "keep it; `tiled_partition<kWaveSize>` where the whole wavefront is meant"),
-    "compare-32": (r"[\w\]]\s*(?:<=?|>=?|[=!]=)\s*32\b(?!\s*[>,])|\w\s*[-+]\s*32\b|\b\w+\s*=\s*32\b(?!\s*/)",
+    "compare-32": (rf"[\w\]]\s*(?:<=?|>=?|[=!]=)\s*32{SUF}\b(?!\s*[>,])|\w\s*[-+]\s*32{SUF}\b|\b\w+\s*=\s*32{SUF}\b(?!\s*/)",
                    "32 as a count of threads (`< 32`, `tid + 32`, `= 32`)",
                    "right where it counts a group of 32; wrong where it stands for the hardware's lockstep",
                    "the group's own size"),
-    "stride-32": (r"\+=\s*32\b|,\s*32\s*\)\s*[;,]",
+    "stride-32": (rf"\+=\s*32{SUF}\b|,\s*32{SUF}\s*\)\s*[;,]",
                   "32 as a stride or an argument",
                   "right for a group of 32 lanes; wrong for a loop over a wavefront's lanes",
                   "the group's size"),
@@ -122,7 +127,7 @@ def shuffle_widths(code):
             j += 1
         args.append(cur)
         width_at = 3 if m.group(1) else 2
-        if len(args) > width_at and args[width_at].strip() == "32":
+        if len(args) > width_at and re.fullmatch(r"32" + SUF, args[width_at].strip()):
             hits.append(m.start())
     return hits
 
