@@ -130,8 +130,9 @@ void wait_in(State s) {
 bool same_site(const Site& a, const Site& b) { return a.line == b.line && std::strcmp(a.file, b.file) == 0; }
 
 // Runs every wavefront operation that every stopped wavefront waits at. Lanes of one wavefront
-// at different operations (divergent paths) run as separate groups, one after the other, each
-// seeing the others as inactive (a GPU runs divergent paths one at a time too).
+// at operations of different kinds run as separate groups, one after the other, each seeing
+// the others as inactive; nothing is reported. Lanes at two calls of the same kind are one
+// group: the site does not tell them apart (wave_model.hpp), so divergent shuffles merge.
 bool run_wave_ops(Block& b) {
   bool any = false;
   const size_t n = b.fibers.size(), w = b.width;

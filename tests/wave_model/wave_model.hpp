@@ -3,20 +3,29 @@
 // reaches it through the model's <hip/hip_runtime.h> and <hip/hip_cooperative_groups.h>.
 //
 // What is modelled:
-//  - a block is its threads, each a fiber (ucontext) on one host thread; `__shared__` is a
+//  - a block is its threads, each a fiber on one host thread (switched by a few instructions of
+//    assembly on x86-64, ucontext elsewhere: wave_model.cpp); `__shared__` is a
 //    thread_local, so each block has its own copy (zeroed: a GPU's holds whatever was there);
 //  - a wavefront is lanes [k*W, (k+1)*W) of its block. Its lanes meet at every wavefront
 //    operation (a shuffle, a ballot, a tile's sync): the operation runs when no lane of the
 //    wavefront can go on, with the lanes that reached it as the active ones; a lane that left
 //    (returned or waits at a barrier) is inactive, and reading it gives 0, as AMD's
-//    ds_bpermute does. Between two such operations each lane runs on its own, in lane order:
-//    the lockstep of a real wavefront through memory without a barrier is not modelled;
+//    ds_bpermute does. Lanes are grouped by the operation's KIND only: the call site (Site) is
+//    a braced default argument, which g++ evaluates at the declaration, and every shuffle
+//    through port::shfl_down shares one call anyway. So two shuffles on divergent branches
+//    run as one group: divergent wave operations are NOT modelled (step 10 has none). Between
+//    two such operations each lane runs on its own, in lane order: the lockstep of a real
+//    wavefront through memory without a barrier is not modelled;
+//  - a tile may be at most W wide (warpSize), not HIP 5.2's CG WAVEFRONT_SIZE, which is 64 on
+//    gfx1013 and gfx1032-1036 although they run wave32 (step 10 static_asserts kTile <= W);
 //  - __syncthreads(): every lane of the block that has not returned; grid.sync(): every block
 //    of a cooperative launch, all resident at once (one host thread each), or an error;
 //  - atomics are host atomics; nothing is timed.
-// Problems the model sees (lanes that diverge into different wavefront operations, a block
-// that waits at a barrier other lanes never reach, a block that returns while the grid waits)
-// are collected by errors(), and the launch goes on with what it can still run.
+// Problems the model reports through take_errors() (a block whose lanes wait at __syncthreads()
+// and grid.sync() at once, a block that returns while the grid waits, blocks that pass
+// grid.sync() different numbers of times); the launch goes on with what it can still run.
+// Lanes of one wavefront at different wavefront operations are not reported: they run as
+// separate groups, one after the other (run_wave_ops).
 #pragma once
 
 #include <cstddef>
@@ -49,7 +58,9 @@ struct Lane {
 const Lane& lane();
 inline unsigned lane_id() { return lane().rank % lane().width; }
 
-// A call site, so that lanes meeting at different wavefront operations are told apart.
+// A call site, meant to tell lanes at different wavefront operations apart. As a braced default
+// argument it is evaluated at the declaration (g++ 12), so today every call of one kind has the
+// same site: the model groups lanes by kind only (see above).
 struct Site {
   const char* file;
   int line;
