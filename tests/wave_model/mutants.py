@@ -4,7 +4,7 @@
 Each mutant is a real edit of step 10's source (step10_hip.cu or portable.hpp), applied to a
 copy. The model (driver.cpp + kernels.cpp) is built from the copy at W = 32 and W = 64 and
 run; the wave audit scans the edited file. A wave64 bug must fail the model at W = 64 and
-pass at W = 32 (right on NVIDIA's 32 and on RDNA, wrong on CDNA); an edit that is right at
+pass at W = 32 (right on NVIDIA's 32 and on RDNA, wrong on GCN and CDNA); an edit right at
 both widths (over-allocation, a wavefront used as two groups of 32) must pass at both.
 
     mutants.py [--cxx C++] [--core LIB] [--hipcc] [--log FILE]
@@ -14,7 +14,8 @@ both widths (over-allocation, a wavefront used as two groups of 32) must pass at
 (about a minute a mutant; the committed table's hipcc column comes from such a run).
 --log FILE: write the table there (results/logs/wave_model_mutants.txt).
 Without --hipcc the test compares its model and audit columns with the committed table, so
-the table in docs/evidence/10_hip.md (an excerpt of that log) cannot go stale.
+the table in docs/evidence/10_hip.md (an excerpt of that log) cannot go stale there; the
+hipcc columns are copied from the table, not re-checked (only --hipcc re-makes them).
 """
 import argparse
 import concurrent.futures

@@ -32,6 +32,9 @@ class grid_group {
 };
 inline grid_group this_grid() { return {}; }
 
+// The tile limit is the model's width (warpSize). HIP 5.2 checks CG's WAVEFRONT_SIZE instead,
+// which is 32 only on gfx1010-1012/1030/1031 and 64 on gfx1013 and gfx1032-1036 (wave32 GPUs):
+// there a tile of 64 compiles; step 10's own static_assert on kTile catches it.
 template <unsigned int Size, class Parent = void>
 class thread_block_tile {
   static_assert(Size > 0 && (Size & (Size - 1)) == 0 && Size <= unsigned(warpSize),
