@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The main command (README): build the programs it runs (not the probes, mutants or workshop),
+# The main command (README): build the step programs and probes (CMake's `steps` target),
 # run each one on the GPU at sizes that tell its story, int and float, with a progress line
 # per program, then print the ladder as one table and draw the plots into build/results/.
-#   bash scripts/run_all.sh            the ladder: under a minute on an H200 from a fresh clone
+#   bash scripts/run_all.sh            the ladder: about 80 s on an H200 from a fresh clone
 #   bash scripts/run_all.sh --full     every program over gpu_check.sh's whole sweep (2^10..2^30,
 #                                      every row length and pass rate): tens of minutes
 #   bash scripts/run_all.sh --reps 5   any other flag goes to every program
@@ -38,17 +38,11 @@ story_args() {
 programs=$(list_steps | sed 's/^step06_cooperative_groups$/&\nstep06_filter/; s/^step07_cooperative_grid$/&\nstep07_normalize/; s/^step09_clusters$/&\nstep09_cluster_rows/')
 count=$(wc -l <<<"$programs")
 
-echo "== [$(elapsed)] configure and build the programs it runs"
+echo "== [$(elapsed)] configure and build the programs (cmake --build $build --target steps)"
 cmake -S . -B "$build" -DPLOT_PYTHON="$PLOT_PYTHON" ${CMAKE_ARGS:-} >/dev/null
-# Every program links CUB's baselines: build them first. The two programs whose own CUB calls
-# make them the slowest to compile then build in the background, while the others build and
-# the first steps run; the loop waits for them before their turn.
-cmake --build "$build" --target cub_baselines -j "$(nproc)" >/dev/null
-slow="step06_filter step07_normalize"
-cmake --build "$build" --target $slow -j "$(nproc)" >"$build/run_all_build.log" 2>&1 &
-slow_build=$!
-trap 'if [ -n "$slow_build" ]; then wait "$slow_build" || true; fi' EXIT  # never leave it running
-cmake --build "$build" --target $(grep -vxF -f <(tr ' ' '\n' <<<"$slow") <<<"$programs") -j "$(nproc)" >/dev/null
+# One target for all of them, so make builds them in parallel (targets named one by one on
+# make's command line are built one after the other).
+cmake --build "$build" --target steps -j "$(nproc)" >/dev/null
 mkdir -p "$results"
 csv=$results/run_all.csv
 rm -f "$csv"
@@ -56,10 +50,6 @@ i=0
 for program in $programs; do
   i=$((i + 1))
   if [ $full = yes ]; then args=$(sweep_args "$program"); else args=$(story_args "$program"); fi
-  if [ -n "$slow_build" ] && grep -qw "$program" <<<"$slow"; then
-    wait "$slow_build" || { cat "$build/run_all_build.log"; echo "run_all.sh: build failed"; exit 1; }
-    slow_build=
-  fi
   echo "== [$(elapsed)] $i/$count $program $args --dtype all"
   rc=0
   # shellcheck disable=SC2086
