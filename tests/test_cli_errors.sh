@@ -22,6 +22,12 @@ extras_of() {
     *) echo "--batch" ;;
   esac
 }
+# Every flag a program reads must be in all_extras too, or no other program is checked for it.
+for step in "$@"; do
+  for flag in $(extras_of "$step"); do
+    grep -qw -- "$flag" <<<"$all_extras" || { echo "FAIL: $flag (extras_of $step) is missing from all_extras"; fail=1; }
+  done
+done
 expect() {  # expect CODE PATTERN -- command...
   local code=$1 pattern=$2; shift 3
   local out rc
