@@ -229,5 +229,20 @@ class Docs(unittest.TestCase):
                             self.assertIn(flag, flags, f"{os.path.relpath(md, ROOT)}: unknown flag {flag}: {line}")
 
 
+    def test_every_evidence_page_is_linked_from_its_chapter_and_the_index(self):
+        pages = sorted(glob.glob(os.path.join(ROOT, "docs", "evidence", "*.md")))
+        self.assertTrue(pages, "no evidence pages")
+        with open(os.path.join(ROOT, "docs", "evidence", "README.md")) as f:
+            index = f.read()
+        for page in pages:
+            name = os.path.basename(page)
+            if name == "README.md":
+                continue
+            chapter = os.path.join(ROOT, "docs", name)
+            self.assertTrue(os.path.exists(chapter), f"evidence page without a chapter: {name}")
+            with open(chapter) as f:
+                self.assertIn(f"evidence/{name}", f.read(), f"docs/{name} does not link its evidence page")
+            self.assertIn(f"({name})", index, f"docs/evidence/README.md does not list {name}")
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
