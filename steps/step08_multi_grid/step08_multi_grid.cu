@@ -80,7 +80,7 @@ struct PeerBarrier {
 // A waiter that waits this long gives up, counts a timeout and goes on, so that a lost GPU
 // makes the program fail, not hang. Its result is then wrong, and so is every later barrier
 // of the sequence: its arrival stays in count. The host sees `timeouts` only where it reads
-// it (after a checked peer_barrier run and after the reuse test; chapter 08 lists the gaps).
+// it (after a checked peer_barrier run and after the reuse test; docs/evidence/08_multi_grid.md lists the gaps).
 constexpr uint64_t kBarrierTimeoutNs = 10ull * 1000 * 1000 * 1000;
 
 __device__ unsigned barrier_generation(const PeerBarrier& b) {
