@@ -190,11 +190,23 @@ inline std::string spread_text(const Timing& t) {
   return buf;
 }
 
-inline void set_timing(CsvRow& row, const Timing& t) {
+// A result row's who and how long: the device, the program, the variant, the size and the
+// timing (the median, its spread and batch; a Timing of a median only leaves the spread empty
+// in the CSV). The caller adds what it derives: GB/s, the ratios, the shape.
+inline CsvRow timed_row(const DeviceInfo& dev, const std::string& step, const std::string& variant,
+                        const char* dtype, size_t n, const Timing& t) {
+  CsvRow row;
+  row.device = dev.name;
+  row.cuda = dev.cuda;
+  row.step = step;
+  row.variant = variant;
+  row.dtype = dtype;
+  row.n = n;
   row.ms = t.median_ms;
   row.ms_min = t.min_ms;
   row.ms_max = t.max_ms;
   row.batch = t.batch;
+  return row;
 }
 
 // --csv FILE, opened to append (none: not opened); a new or empty file gets `header`, one that
@@ -342,14 +354,7 @@ class Bench {
   void report(const std::string& step, const std::string& variant, const char* dtype, size_t n, size_t offset,
               size_t bytes, const Timing& t, double cub_ms, double floor_ms, const std::string& check, bool ok,
               const std::string& shape = "array") {
-    CsvRow row;
-    row.device = dev_.name;
-    row.cuda = dev_.cuda;
-    row.step = step;
-    row.variant = variant;
-    row.dtype = dtype;
-    row.n = n;
-    set_timing(row, t);  // ms: the median; the spread and the batch beside it
+    CsvRow row = timed_row(dev_, step, variant, dtype, n, t);
     row.gbps = bytes / (t.median_ms * 1e6);
     row.pct_peak = 100.0 * row.gbps / dev_.peak_gbps;
     row.verified = ok;

@@ -393,14 +393,7 @@ inline void append_csv(const std::string& path, const CsvRow& row) { open_csv(pa
 inline void multi_report(const Options& opt, const DeviceInfo& dev, int K, const std::string& step,
                          const std::string& variant, const char* dtype, size_t n, size_t offset, const Timing& t,
                          double cub_ms, double floor_ms, const std::string& check, bool ok) {
-  CsvRow row;
-  row.device = dev.name;
-  row.cuda = dev.cuda;
-  row.step = step;
-  row.variant = variant;
-  row.dtype = dtype;
-  row.n = n;
-  set_timing(row, t);  // a Timing of a median only (derived or per-rank) has no spread: empty in the CSV
+  CsvRow row = timed_row(dev, step, variant, dtype, n, t);  // a median-only Timing: no spread
   row.gbps = double(n) * 4 / (t.median_ms * 1e6);
   row.pct_peak = 100.0 * row.gbps / (K * dev.peak_gbps);
   row.verified = ok;
