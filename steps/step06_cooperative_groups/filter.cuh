@@ -9,26 +9,14 @@
 // (reads the n elements, writes `count` of them: variant "read_write", a copy at 100%).
 #pragma once
 
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_select.cuh>
 #include <cstring>
 
+#include "filter_cub.cuh"
 #include "run_step.cuh"
 
 namespace harness {
 
-// The predicate, the same object on host, in the variants and in CUB.
-template <typename T> struct Keep;
-template <> struct Keep<unsigned> {
-  uint64_t limit;  // 64-bit: 100% is 2^32, which passes every 32-bit value
-  HARNESS_HD bool operator()(unsigned x) const { return uint64_t(x) < limit; }
-  static Keep for_rate(double percent) { return {uint64_t(std::ldexp(percent / 100.0, 32))}; }
-};
-template <> struct Keep<float> {
-  float limit;
-  HARNESS_HD bool operator()(float x) const { return x < limit; }
-  static Keep for_rate(double percent) { return {float(-1.0 + 2.0 * percent / 100.0)}; }
-};
+// The predicate (Keep) and CUB's two calls on it: filter_cub.cuh.
 
 // in: n elements; out: room for n; count: where the number kept goes (the launcher zeroes it
 // if it needs to, inside the timed launch, as steps 03-05 zero their output).
@@ -112,9 +100,9 @@ class GpuSort {
     size_t need = 0;
     const uint32_t* keys = static_cast<const uint32_t*>(d_vals);
     uint32_t* out = static_cast<uint32_t*>(sorted_);
-    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, need, keys, out, int64_t(count), 0, 32, s));
+    CUDA_CHECK(cub_sort_keys(nullptr, need, keys, out, count, s));
     grow_buffer(temp_, temp_bytes_, need);
-    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_, need, keys, out, int64_t(count), 0, 32, s));
+    CUDA_CHECK(cub_sort_keys(temp_, need, keys, out, count, s));
     CUDA_CHECK(cudaMemcpyAsync(host.data(), out, count * 4, cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
     return host;
@@ -138,14 +126,14 @@ class CubSelect {
   ~CubSelect() { cudaFree(temp_); }
   std::function<void()> prepare(const T* in, size_t n, Keep<T> keep, T* out, unsigned long long* count, cudaStream_t s) {
     size_t need = 0;  // the largest call's; a shorter slice needs no more
-    CUDA_CHECK(cub::DeviceSelect::If(nullptr, need, in, out, count, int64_t(std::min(n, kSlice)), keep, s));
+    CUDA_CHECK(cub_select_if(nullptr, need, in, out, count, std::min(n, kSlice), keep, s));
     grow_buffer(temp_, bytes_, need);
     return [=, temp = temp_] {
       unsigned long long kept = 0;
       for (size_t begin = 0; begin < n || begin == 0; begin += kSlice) {
         size_t b = need;
         const size_t len = std::min(kSlice, n - begin);
-        CUDA_CHECK(cub::DeviceSelect::If(temp, b, in + begin, out + kept, count, int64_t(len), keep, s));
+        CUDA_CHECK(cub_select_if(temp, b, in + begin, out + kept, count, len, keep, s));
         if (n <= kSlice) return;  // one call: its count is the answer
         unsigned long long slice_kept = 0;
         CUDA_CHECK(cudaMemcpyAsync(&slice_kept, count, sizeof slice_kept, cudaMemcpyDeviceToHost, s));

@@ -11,32 +11,16 @@
 // copy floor moves exactly those bytes.
 #pragma once
 
-#include <thrust/iterator/transform_iterator.h>
-
 #include <cstring>
-#include <cub/device/device_reduce.cuh>
 
+#include "abs_key.cuh"
 #include "run_step.cuh"
 #include "vector_reads.cuh"
 
 namespace harness {
 
 // ---- the operator -------------------------------------------------------------------------
-// max|x| is taken over 32-bit unsigned keys that are ordered like |x|:
-//  - int: the harness's full-range unsigned data read as int32; the key is |x| computed in
-//    unsigned (0u - x), so |INT_MIN| = 2^31 fits and nothing overflows;
-//  - float: the bit pattern with the sign bit cleared. Non-negative IEEE floats read as
-//    unsigned are ordered like their values (+inf above every finite value; NaN above +inf,
-//    but the input has none), so integer max (atomicMax, redux.sync.max.u32) does the job.
-HARNESS_HD inline uint32_t float_bits(float x) {
-#ifdef __CUDA_ARCH__
-  return __float_as_uint(x);
-#else
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  return b;
-#endif
-}
+// max|x| is taken over 32-bit unsigned keys ordered like |x|: abs_key, in abs_key.cuh.
 HARNESS_HD inline float bits_float(uint32_t b) {
 #ifdef __CUDA_ARCH__
   return __uint_as_float(b);
@@ -46,13 +30,6 @@ HARNESS_HD inline float bits_float(uint32_t b) {
   return x;
 #endif
 }
-HARNESS_HD inline unsigned abs_key(unsigned x) { return int32_t(x) < 0 ? 0u - x : x; }
-HARNESS_HD inline unsigned abs_key(float x) { return float_bits(x) & 0x7FFFFFFFu; }
-
-template <typename T>
-struct AbsKey {  // the functor form, for CUB's transform iterator
-  HARNESS_HD unsigned operator()(T x) const { return abs_key(x); }
-};
 
 // out = x / m, m = max|x| given as its key; all zeros (m = 0) gives 0. Bit for bit the same on
 // host and GPU, which is what lets every output element be verified exactly:
@@ -234,9 +211,7 @@ class CubMaxAbsNormalize {
 
  private:
   static void call(void* temp, size_t& bytes, const T* in, size_t n, unsigned* key, cudaStream_t s) {
-    auto keys = thrust::make_transform_iterator(in, AbsKey<T>{});
-    if (n <= size_t(INT32_MAX)) CUDA_CHECK(cub::DeviceReduce::Max(temp, bytes, keys, key, int(n), s));
-    else CUDA_CHECK(cub::DeviceReduce::Max(temp, bytes, keys, key, int64_t(n), s));
+    CUDA_CHECK(cub_max_abs_key(temp, bytes, in, n, key, s));
   }
   void* temp_ = nullptr;
   unsigned* key_ = nullptr;
