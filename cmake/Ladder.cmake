@@ -35,12 +35,12 @@ function(add_cli_program target source)
   set_property(GLOBAL APPEND PROPERTY LADDER_CLI_PROGRAMS ${target})
 endfunction()
 
-# add_step(stepNN_name): the step's main program, steps/stepNN_name/stepNN_name.cu; the short
-# name (`make step03` leaves ./step03 beside ./step03_atomic_one_pass); and its standard test:
-# every variant, both types, odd sizes and misaligned pointers, verified.
+# add_step(stepNN_name [LINK lib...]): the step's main program, steps/stepNN_name/stepNN_name.cu;
+# the short name (`make step03` leaves ./step03 beside ./step03_atomic_one_pass); and its
+# standard test: every variant, both types, odd sizes and misaligned pointers, verified.
 set(CHECK_SIZES "1,2,3,31,32,33,255,256,257,1023,4099,2^20-1,2^20+1,2^24+7")
 function(add_step step)
-  add_cli_program(${step} ${step}.cu)
+  add_cli_program(${step} ${step}.cu ${ARGN})
   string(SUBSTRING ${step} 0 6 short)
   add_custom_target(${short} ALL
     COMMAND ${CMAKE_COMMAND} -E create_symlink ${step} ${CMAKE_BINARY_DIR}/${short}

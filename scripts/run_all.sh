@@ -2,7 +2,7 @@
 # The main command (README): build the step programs and probes (CMake's `steps` target),
 # run each one on the GPU at sizes that tell its story, int and float, with a progress line
 # per program, then print the ladder as one table and draw the plots into build/results/.
-#   bash scripts/run_all.sh            the ladder: about 80 s on an H200 from a fresh clone
+#   bash scripts/run_all.sh            the ladder: under a minute on an H200 from a fresh clone
 #   bash scripts/run_all.sh --full     every program over gpu_check.sh's whole sweep (2^10..2^30,
 #                                      every row length and pass rate): tens of minutes
 #   bash scripts/run_all.sh --reps 5   any other flag goes to every program
