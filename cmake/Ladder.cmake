@@ -7,11 +7,15 @@
 # baselines and the LINK libraries (a step's own compiled CUB calls).
 # The code compiles as an object library, TARGET_code, that waits for no other target, and
 # TARGET links it: make builds a target's dependencies before any of its sources, so a
-# program that compiled its own code would wait for CUB's baselines (about 14 s on an H200).
-# Compile settings (include folders, definitions, a library whose headers the code includes)
-# therefore go on TARGET_code; what only the link needs goes on TARGET.
+# program that compiled its own code would wait for CUB's baselines
+# (results/logs/h200/build_timing.txt). Compile settings (include folders, definitions, an
+# imported library such as NCCL::nccl) therefore go on TARGET_code; a library built here goes
+# on TARGET (through LINK), or TARGET_code would wait for it.
 function(add_program target source)
   cmake_parse_arguments(P "EXCLUDE_FROM_ALL" "" "LINK" ${ARGN})
+  if(P_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "add_program(${target}): unknown arguments ${P_UNPARSED_ARGUMENTS}")
+  endif()
   set(exclude)
   if(P_EXCLUDE_FROM_ALL)
     set(exclude EXCLUDE_FROM_ALL)
@@ -25,6 +29,15 @@ function(add_program target source)
   add_executable(${target} ${exclude})
   target_link_libraries(${target} PRIVATE ${target}_code Threads::Threads cub_baselines ${P_LINK})
   set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CUDA LADDER_LINK "${P_LINK}")
+endfunction()
+
+# add_cub_library(TARGET SOURCE...): a static library of a step's own CUB calls, compiled on
+# its own so that CUB's device-wide templates (seconds a file) compile in parallel with the
+# programs; the programs get it through LINK.
+function(add_cub_library target)
+  add_library(${target} STATIC ${ARGN})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/common ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
 endfunction()
 
 # add_cli_program(TARGET SOURCE [LINK lib...]): a program with the common command line (cli.hpp);

@@ -13,7 +13,7 @@
 #include "forced_grid.cuh"
 #include "normalize.cuh"
 #include "segmented.cuh"
-#include "../steps/step09_clusters/clusters.cuh"  // step 09's folder is not on this test's include path
+#include "clusters.cuh"
 #include "expect.hpp"
 
 using namespace harness;

@@ -11,12 +11,12 @@
 
 #include <cstring>
 
-#include "filter_cub.cuh"
+#include "keep.cuh"
 #include "run_step.cuh"
 
 namespace harness {
 
-// The predicate (Keep) and CUB's two calls on it: filter_cub.cuh.
+// The predicate (Keep) and CUB's two calls on it: keep.cuh.
 
 // in: n elements; out: room for n; count: where the number kept goes (the launcher zeroes it
 // if it needs to, inside the timed launch, as steps 03-05 zero their output).
@@ -179,11 +179,14 @@ class Filter : public Problem {
   size_t shape_count(const Options&) const override { return pass_rates_.size(); }
   // --pass-rate P[,P...]: this problem's own flag.
   std::vector<FlagGroup> own_flags() override {
-    auto parse = [this](const std::string&, const TakeValue& take, Options&) {
+    FlagGroup g;
+    g.flags = {"--pass-rate"};
+    g.help = "  --pass-rate P[,P...]  percent of the elements kept (default 0,1,50,100)\n";
+    g.parse = [this](const std::string&, const TakeValue& take, Options&) {
       pass_rates_.clear();
       for (const auto& s : split_commas(take())) pass_rates_.push_back(parse_percent(s, "--pass-rate"));
     };
-    return {{0, {"--pass-rate"}, "  --pass-rate P[,P...]  percent of the elements kept (default 0,1,50,100)\n", parse, {}}};
+    return {g};
   }
   size_t bytes_needed(const Options& opt, std::string& what) const override {
     what = std::to_string(max_n(opt)) + " elements to filter";

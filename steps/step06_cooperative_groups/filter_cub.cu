@@ -1,9 +1,9 @@
-// The filter's two CUB calls (declared in filter_cub.cuh): compiled here, in a file of their own,
+// The filter's two CUB calls (declared in keep.cuh): compiled here, in a file of their own,
 // so that they compile while the program's own code does. Not required reading.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 
-#include "filter_cub.cuh"
+#include "keep.cuh"
 
 namespace harness {
 

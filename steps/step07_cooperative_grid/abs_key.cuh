@@ -36,8 +36,7 @@ struct AbsKey {  // the functor form, for CUB's transform iterator
 
 // CUB's DeviceReduce::Max of abs_key over in[0, n) into *key (64-bit size above INT32_MAX),
 // CUB's two-phase protocol (temp == nullptr: set `bytes` and return). Compiled in its own file
-// (normalize_cub.cu), in parallel with the program's code: CUB's templates are the slowest
-// part of the build.
+// (normalize_cub.cu), in parallel with the program's code.
 template <typename T>
 cudaError_t cub_max_abs_key(void* temp, size_t& bytes, const T* in, size_t n, unsigned* key, cudaStream_t s);
 

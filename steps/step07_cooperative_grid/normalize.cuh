@@ -1,10 +1,11 @@
 // The normalization case study (step 07's second program): scale an array to [-1, 1] by its
 // largest magnitude, out[i] = x[i] / max_j |x_j|, into a float array, for both dtypes.
-// Everything a normalize program needs besides its kernels: the operator (max|x| key and the
-// division, the same code on host and GPU), the elementwise pieces (key4, scale4, the aligned
-// split, thread_scale), the input with guard values, a poisoned output with a guard slot on
-// each side, exact per-element verification, CUB's baseline, and the runner behind
-// run_problems (shape column "normalize"). The floor is the harness's, as a copy.
+// Everything a normalize program needs besides its kernels: the operator (the division here,
+// the max|x| key in abs_key.cuh; the same code on host and GPU), the elementwise pieces (key4,
+// scale4, the aligned split, thread_scale), the input with guard values, a poisoned output
+// with a guard slot on each side, exact per-element verification, CUB's baseline (its CUB
+// call in normalize_cub.cu), and the runner behind run_problems (shape column "normalize").
+// The floor is the harness's, as a copy.
 //
 // Bytes counted for GB/s: n x 4 read + n x 4 written, whatever a variant really moves (a
 // two-pass design reads the input twice; the second read may come from L2 at small n). The

@@ -1,5 +1,5 @@
-// The filter's predicate and CUB's two calls on it (compiled in filter_cub.cu). No kernels:
-// any file may include it.
+// The filter's predicate, Keep, and CUB's two calls on it (compiled in filter_cub.cu). No
+// kernels: any file may include it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,8 +26,8 @@ template <> struct Keep<float> {
 };
 
 // CUB's two calls, compiled in their own file (filter_cub.cu), in parallel with the program's
-// code: CUB's templates are the slowest part of the build. Both follow CUB's two-phase
-// protocol (temp == nullptr: set `bytes` and return); 64-bit sizes.
+// code. Both follow CUB's two-phase protocol (temp == nullptr: set `bytes` and return); 64-bit
+// sizes.
 cudaError_t cub_sort_keys(void* temp, size_t& bytes, const uint32_t* keys, uint32_t* out, size_t count, cudaStream_t s);
 template <typename T>
 cudaError_t cub_select_if(void* temp, size_t& bytes, const T* in, T* out, unsigned long long* count, size_t n,
