@@ -148,6 +148,7 @@ void scan_flags(int argc, const char* const* argv, OnFlag&& on_flag) {
 using TakeValue = std::function<std::string()>;
 
 struct FlagGroup {
+  explicit FlagGroup() = default;  // filled by field name: a positional {...} does not compile
   unsigned bit = 0;  // its ExtraFlags bit; 0 for the core and a program's own, which are always read
   std::vector<std::string> flags;
   const char* help = "";  // its --help lines

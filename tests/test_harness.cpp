@@ -360,10 +360,10 @@ static void test_own_flags() {
 }
 
 // The structs that a field added in the middle would silently shift are filled by field name:
-// a positional {...} does not compile (FlagGroup stays an aggregate while step 06's filter.cuh
-// fills one by position).
+// a positional {...} does not compile.
 static void test_filled_by_name() {
   static_assert(!std::is_aggregate_v<Timing> && !std::is_aggregate_v<CsvRow>, "fill Timing and CsvRow by field name");
+  static_assert(!std::is_aggregate_v<FlagGroup>, "fill FlagGroup by field name");
   CsvRow r;
   EXPECT(r.shape == "array" && r.batch == 1 && r.n == 0 && !r.verified);
   Timing t;
