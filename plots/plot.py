@@ -27,6 +27,7 @@ clusters figure's right panel: for it a file's batched_<name>.csv beside it (100
 to back per event pair) is read too, whether or not it is named.
 """
 import argparse
+import concurrent.futures
 from collections import defaultdict
 import os
 import sys
@@ -433,7 +434,14 @@ def headline_figure(rows, path):
     plt.close(fig)
 
 
-def main(argv=None):
+def draw(job):
+    fn, rows, dev, path, _ = job
+    return fn(rows, path) if dev is None else fn(rows, dev, path)
+
+
+def main(argv=None, in_process=False):
+    """Draws every figure the rows allow; returns the paths written. in_process: draw here, one
+    after the other (a test that inspects the figures), not one process per figure."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="folder for the PNG files")
     ap.add_argument("csv", nargs="+")
@@ -446,7 +454,9 @@ def main(argv=None):
     if not rows:
         sys.exit("plot.py: no rows in " + ", ".join(a.csv))
     os.makedirs(a.out, exist_ok=True)
-    written = []
+    # (figure, its rows, device, path, always drawn): a figure that may have nothing to show
+    # returns whether it drew.
+    jobs = []
     # The one-GPU figures never see step 08's rows: their n (up to 2^32 in total) and their
     # % of peak (of K GPUs) would otherwise pick the largest n and the peak of these figures.
     single = [r for r in rows if not is_multi_gpu(r)]
@@ -454,28 +464,20 @@ def main(argv=None):
         s = results.slug(dev)
         if dev in results.devices(single):
             for name, fn in (("bandwidth", bandwidth_figure), ("latency", latency_figure), ("ladder", ladder_figure)):
-                p = os.path.join(a.out, f"{name}_{s}.png")
-                fn(single, dev, p)
-                written.append(p)
-            p = os.path.join(a.out, f"warp_unroll_{s}.png")
-            if warp_unroll_figure(single, dev, p):
-                written.append(p)
-        p = os.path.join(a.out, f"segmented_{s}.png")
-        if segmented_figure(rows, dev, p):
-            written.append(p)
-        p = os.path.join(a.out, f"scaling_{s}.png")
-        if scaling_figure(rows, dev, p):
-            written.append(p)
-        p = os.path.join(a.out, f"normalize_{s}.png")
-        if normalize_figure(rows, dev, p):
-            written.append(p)
-        p = os.path.join(a.out, f"clusters_{s}.png")
-        if clusters_figure(all_rows, dev, p):
-            written.append(p)
+                jobs.append((fn, single, dev, os.path.join(a.out, f"{name}_{s}.png"), True))
+            jobs.append((warp_unroll_figure, single, dev, os.path.join(a.out, f"warp_unroll_{s}.png"), False))
+        for name, fn in (("segmented", segmented_figure), ("scaling", scaling_figure), ("normalize", normalize_figure)):
+            jobs.append((fn, rows, dev, os.path.join(a.out, f"{name}_{s}.png"), False))
+        jobs.append((clusters_figure, all_rows, dev, os.path.join(a.out, f"clusters_{s}.png"), False))
     if single:
-        p = os.path.join(a.out, "headline.png")
-        headline_figure(single, p)
-        written.append(p)
+        jobs.append((headline_figure, single, None, os.path.join(a.out, "headline.png"), True))
+    # One figure per process: matplotlib draws on one core, and the main command waits for them.
+    if in_process:
+        drew = [draw(job) for job in jobs]
+    else:
+        with concurrent.futures.ProcessPoolExecutor() as pool:
+            drew = list(pool.map(draw, jobs))
+    written = [job[3] for job, ok in zip(jobs, drew) if job[4] or ok]
     print("wrote " + " ".join(written))
     return written
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main command (README): build the step programs and probes (CMake's `steps` target),
+# The main command (README): build the step programs (CMake's `steps` target),
 # run each one on the GPU at sizes that tell its story, int and float, with a progress line
 # per program, then print the ladder as one table and draw the plots into build/results/.
 #   bash scripts/run_all.sh            the ladder: under a minute on an H200 from a fresh clone

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The proof that the checks can fail: broken copies of a step must be rejected.
 
-    mutation.py list                          names of the mutants (CMake builds one program each)
-    mutation.py source NAME                   the step source a mutant is made from (relative path)
+    mutation.py list                          NAME=SOURCE;... every mutant and the step source it is
+                                              made from (a CMake list: CMake builds one program each)
     mutation.py write NAME OUT.cu             write the mutated source (CMake calls this at build time)
     mutation.py anchors                       host check: every patch applies, anchored on code
     mutation.py run BUILD_DIR [LOG] [--only NAME,...]
@@ -477,9 +477,7 @@ if __name__ == "__main__":
             sys.exit(f"mutation.py: --only: unknown mutant(s) {', '.join(unknown)} (choose from {', '.join(MUTANTS)})")
         del args[i:i + 2]
     if args[:1] == ["list"]:
-        print(";".join(MUTANTS))
-    elif args[:1] == ["source"] and len(args) == 2:
-        print(MUTANTS[args[1]][0])
+        print(";".join(f"{name}={MUTANTS[name][0]}" for name in MUTANTS))
     elif args[:1] == ["write"] and len(args) == 3:
         text = mutate(args[1])
         os.makedirs(os.path.dirname(os.path.abspath(args[2])), exist_ok=True)

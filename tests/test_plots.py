@@ -497,7 +497,7 @@ class Results(unittest.TestCase):
         write("batched_step07_cooperative_grid.csv", array_rows("step07_cooperative_grid", ["one_block"], 100, floor_us=1.0))
         write("batched_step09_clusters.csv", array_rows("step09_clusters", cluster_variants, 100))
         out = os.path.join(self.tmp.name, "png")
-        (written, figures, titles) = drawn(plot.main, ["--out", out] + named)
+        (written, figures, titles) = drawn(plot.main, ["--out", out] + named, in_process=True)
         target = os.path.join(out, "clusters_sample_gpu.png")
         self.assertIn(target, written)
         with open(target, "rb") as f:
