@@ -390,11 +390,6 @@ inline int run_problems(int argc, char** argv, const char* step, const std::vect
     return exit_code_of_error(step);
   }
 }
-// The same for a program with its own flags and no intro of its own.
-inline int run_problems(int argc, char** argv, const char* step, const std::vector<std::shared_ptr<Problem>>& problems,
-                        unsigned reads, Requirement needs, OwnFlags* own_flags) {
-  return run_problems(argc, argv, step, problems, reads, needs, nullptr, own_flags);
-}
 
 // The array sum of steps 00-05, 07 and 09: one value from n elements, CUB's DeviceReduce::Sum
 // the baseline, the floor a plain read. Scratch: n/32 x 8 bytes + 1 MiB for the variants.

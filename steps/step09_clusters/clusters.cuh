@@ -79,7 +79,10 @@ struct ForcedCluster : OwnFlags {
 inline int forced_cluster(const Launch& ctx) { return ctx.own_as<ForcedCluster>().size; }
 
 // The cluster size a variant launches with: --cluster C when given, else its own.
-inline int cluster_size_or(const Launch& ctx, int own) { return forced_cluster(ctx) ? forced_cluster(ctx) : own; }
+inline int cluster_size_or(const Launch& ctx, int own) {
+  const int forced = forced_cluster(ctx);
+  return forced ? forced : own;
+}
 
 // `v`, whose cluster size is compiled in (`size`), left out of --variant all under --cluster C
 // != size, with a note (VariantName's skip_in_all_why). Named with --variant, its launcher refuses C.

@@ -267,5 +267,5 @@ int main(int argc, char** argv) {
           {"auto", "packed_rows, staged_rows (cols <= 512), a warp per row (<= 8192), else cluster_row's choice (block_row when rows fill the GPU)",
            [](auto in, size_t rows, size_t cols, auto out, const Launch& ctx) { auto_rows(in, rows, cols, out, ctx); }},
       }),
-  }, harness::kBatch | harness::kCols, harness::clusters_unsupported, &forced);
+  }, harness::kBatch | harness::kCols, harness::clusters_unsupported, /*intro=*/nullptr, &forced);
 }

@@ -192,7 +192,7 @@ void launch_cluster_reduce(Kernel kernel, int own_size, const char* variant, con
 
 template <typename T>
 void dims_2(const T* in, size_t n, T* out, const harness::Launch& ctx) {
-  if (harness::forced_cluster(ctx) && harness::forced_cluster(ctx) != 2)  // named with --variant (`all` skips it)
+  if (const int forced = harness::forced_cluster(ctx); forced && forced != 2)  // named with --variant (`all` skips it)
     throw harness::UsageError("--cluster: dims_2's cluster size is fixed at compile time (__cluster_dims__(2, 1, 1))");
   const unsigned blocks = cluster_grid(reduce_cluster_dims2<T>, n, 2, "dims_2", ctx);
   reduce_cluster_dims2<T><<<blocks, kThreads, 0, ctx.stream>>>(in, n, ctx.scratch_as<T>(blocks / 2), arrivals_counter(), out);
