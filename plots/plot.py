@@ -28,6 +28,7 @@ to back per event pair) is read too, whether or not it is named.
 """
 import argparse
 import concurrent.futures
+import functools
 from collections import defaultdict
 import os
 import sys
@@ -160,6 +161,7 @@ def log_log_time_axes(ax, xlabel, title):
 
 def bandwidth_figure(rows, device, path):
     dtype_figure(path, lambda ax, dtype: draw_bandwidth(ax, rows, device, dtype))
+    return True
 
 
 def draw_latency(ax, rows, device, dtype):
@@ -173,6 +175,7 @@ def draw_latency(ax, rows, device, dtype):
 def latency_figure(rows, device, path):
     dtype_figure(path, lambda ax, dtype: draw_latency(ax, rows, device, dtype),
                  f"Latency: median time per call vs n, log-log ({device})")
+    return True
 
 
 def ladder_figure(rows, device, path, dtype="int"):
@@ -196,6 +199,7 @@ def ladder_figure(rows, device, path, dtype="int"):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return True
 
 
 def warp_unroll_figure(rows, device, path, sizes=(1 << 24, 1 << 30), dtype="int"):
@@ -432,11 +436,17 @@ def headline_figure(rows, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return True
 
 
-def draw(job):
-    fn, rows, dev, path, _ = job
-    return fn(rows, path) if dev is None else fn(rows, dev, path)
+def draw(figure):
+    return figure()
+
+
+def figure(fn, rows, device, folder, name):
+    """A job of main(): the PNG's path and the figure function bound to its rows and device."""
+    path = os.path.join(folder, name)
+    return path, functools.partial(fn, rows, device, path)
 
 
 def main(argv=None, in_process=False):
@@ -454,8 +464,8 @@ def main(argv=None, in_process=False):
     if not rows:
         sys.exit("plot.py: no rows in " + ", ".join(a.csv))
     os.makedirs(a.out, exist_ok=True)
-    # (figure, its rows, device, path, always drawn): a figure that may have nothing to show
-    # returns whether it drew.
+    # (path, the figure bound to its rows and device): each figure returns whether it drew
+    # (one with nothing to show draws nothing).
     jobs = []
     # The one-GPU figures never see step 08's rows: their n (up to 2^32 in total) and their
     # % of peak (of K GPUs) would otherwise pick the largest n and the peak of these figures.
@@ -464,20 +474,22 @@ def main(argv=None, in_process=False):
         s = results.slug(dev)
         if dev in results.devices(single):
             for name, fn in (("bandwidth", bandwidth_figure), ("latency", latency_figure), ("ladder", ladder_figure)):
-                jobs.append((fn, single, dev, os.path.join(a.out, f"{name}_{s}.png"), True))
-            jobs.append((warp_unroll_figure, single, dev, os.path.join(a.out, f"warp_unroll_{s}.png"), False))
+                jobs.append(figure(fn, single, dev, a.out, f"{name}_{s}.png"))
+            jobs.append(figure(warp_unroll_figure, single, dev, a.out, f"warp_unroll_{s}.png"))
         for name, fn in (("segmented", segmented_figure), ("scaling", scaling_figure), ("normalize", normalize_figure)):
-            jobs.append((fn, rows, dev, os.path.join(a.out, f"{name}_{s}.png"), False))
-        jobs.append((clusters_figure, all_rows, dev, os.path.join(a.out, f"clusters_{s}.png"), False))
+            jobs.append(figure(fn, rows, dev, a.out, f"{name}_{s}.png"))
+        jobs.append(figure(clusters_figure, all_rows, dev, a.out, f"clusters_{s}.png"))
     if single:
-        jobs.append((headline_figure, single, None, os.path.join(a.out, "headline.png"), True))
+        path = os.path.join(a.out, "headline.png")
+        jobs.append((path, functools.partial(headline_figure, single, path)))
     # One figure per process: matplotlib draws on one core, and the main command waits for them.
+    figures = [f for _, f in jobs]
     if in_process:
-        drew = [draw(job) for job in jobs]
+        drew = [draw(f) for f in figures]
     else:
         with concurrent.futures.ProcessPoolExecutor() as pool:
-            drew = list(pool.map(draw, jobs))
-    written = [job[3] for job, ok in zip(jobs, drew) if job[4] or ok]
+            drew = list(pool.map(draw, figures))
+    written = [path for (path, _), ok in zip(jobs, drew) if ok]
     print("wrote " + " ".join(written))
     return written
 

@@ -46,11 +46,12 @@ if [ "${1:-}" = --multi ]; then
     show bash scripts/nccl_launch.sh 2 "$ranks" --check --dtype all --n 3,2^20+1,2^28+3
     STEP_TIMEOUT=40 show "$bin" --check --variant nccl_lsa --dtype all --n 2^20+1
   } >"$out/step08_checks.txt" 2>&1
-  sizes=$(seq -s, -f '2^%g' 16 2 32)
+  source scripts/sweep_args.sh
+  sizes=$(sweep_args step08_multi_grid)  # --n 2^16,2^18,...,2^32
   csv=$out/step08_multi_grid.csv
   rm -f "$csv"
-  $t "$bin" --n "$sizes" --dtype all --reps "${REPS:-20}" --csv "$csv" >"$out/sweep_all_gpus.txt" 2>&1
-  $t "$bin" --n "$sizes" --gpus 1 --dtype all --reps "${REPS:-20}" --csv "$csv" >"$out/sweep_one_gpu.txt" 2>&1
+  $t "$bin" $sizes --dtype all --reps "${REPS:-20}" --csv "$csv" >"$out/sweep_all_gpus.txt" 2>&1
+  $t "$bin" $sizes --gpus 1 --dtype all --reps "${REPS:-20}" --csv "$csv" >"$out/sweep_one_gpu.txt" 2>&1
   $t bash scripts/nccl_launch.sh 2 "$ranks" --n 2^20,2^24,2^28,2^30,2^31 --dtype all --reps "${REPS:-20}" --csv "$csv" \
     >"$out/sweep_nccl_processes.txt" 2>&1
   grep -E "\(exit" "$out/step08_checks.txt"
@@ -62,11 +63,11 @@ sweep=yes
 build=${BUILD_DIR:-build-gpu}
 PLOT_PYTHON=${PLOT_PYTHON:-$(bash scripts/find_python.sh || echo python3)}
 logs=$build/gpu_check
-mkdir -p "$logs" docs/logs results
+mkdir -p "$logs" results/logs
 status=0
 # The steps and the second programs of steps 06 and 09 (step 07's has its own section below).
 source scripts/sweep_args.sh  # what each step is verified and swept over (shared with run_all.sh --full)
-sweep_steps=$(tr ' ' '\n' <<<"${STEPS:-$(list_steps)}" | sed 's/^step06_cooperative_groups$/&\nstep06_filter/; s/^step09_clusters$/&\nstep09_cluster_rows/')
+sweep_steps=$(list_programs "${STEPS:-}" | grep -vx step07_normalize)
 gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$gpu_count" -lt 2 ]; then  # step 08 needs two GPUs; its tests say so (exit 77)
   sweep_steps=$(tr ' ' '\n' <<<"$sweep_steps" | grep -v '^step08' | tr '\n' ' ')

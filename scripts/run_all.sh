@@ -35,7 +35,7 @@ story_args() {
     *) echo "--n 2^20,2^24,2^28" ;;
   esac
 }
-programs=$(list_steps | sed 's/^step06_cooperative_groups$/&\nstep06_filter/; s/^step07_cooperative_grid$/&\nstep07_normalize/; s/^step09_clusters$/&\nstep09_cluster_rows/')
+programs=$(list_programs)
 count=$(wc -l <<<"$programs")
 
 echo "== [$(elapsed)] configure and build the programs (cmake --build $build --target steps)"

@@ -15,7 +15,7 @@
 # Full logs go to $LOG_DIR (default BUILD_DIR/sanitizer-logs). Exit 0 when every expectation
 # holds, 1 when one does not, 77 without a GPU or without compute-sanitizer.
 set -uo pipefail
-source "$(dirname "$0")/sweep_args.sh"  # list_steps: the steps/ folders, in order
+source "$(dirname "$0")/sweep_args.sh"  # list_programs: the steps and their second programs, in order
 mode=${1:-racecheck}
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null) || true
 if [ -z "$sanitizer" ]; then
@@ -140,7 +140,7 @@ if [ "$mode" = racecheck ]; then
 elif [ "$mode" = clean ]; then
   printf '%-22s %-9s %-8s %-9s %-5s %s\n' "tool/step" "correct" errors warnings "" expectation
   for tool in memcheck synccheck initcheck; do
-    for step in $(list_steps) step06_filter step07_normalize step09_cluster_rows; do
+    for step in $(list_programs); do
       run "$tool" "$step" "$step" --check --dtype all --n 2^16+3 --offset 1
       if grep -q "; skipping" "$logdir/${tool}_${step}.log"; then  # e.g. step08 with one GPU
         printf '%-22s %-9s %-8s %-9s %-5s %s\n' "$tool $(short_name $step)" "-" "-" "-" SKIP "$(grep -m1 '; skipping' "$logdir/${tool}_${step}.log")"

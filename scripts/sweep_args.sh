@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
 # Sourced by gpu_check.sh and run_all.sh (--full): the steps, and the sizes and shapes each
-# program is verified, swept and run past 2^31 elements over. Defines list_steps, step06_cols,
-# all_sizes, large_n_args, verify_args and sweep_args (each takes a program name).
+# program is verified, swept and run past 2^31 elements over. Defines list_steps, list_programs,
+# step06_cols, all_sizes, large_n_args, verify_args and sweep_args (each takes a program name).
 
 # The steps of the ladder, in order: the folders steps/stepNN_name.
 list_steps() {
   local d
   for d in "$(dirname "${BASH_SOURCE[0]}")"/../steps/step[0-9][0-9]_*/; do basename "$d"; done
+}
+# The programs that tell the steps' stories: each step (those given, else all), its second
+# program right after it. step08_nccl_ranks is not one: nccl_launch.sh starts it, one per GPU.
+list_programs() {
+  local s
+  for s in ${1:-$(list_steps)}; do
+    echo "$s"
+    case $s in
+      step06_*) echo step06_filter ;;
+      step07_*) echo step07_normalize ;;
+      step09_*) echo step09_cluster_rows ;;
+    esac
+  done
 }
 # What each step is verified and swept over. Array reductions: n = 2^10..2^30. Step 06's
 # problems have another shape: 2^26 elements as rows of 1..2^20 (and the blog's 2048 x 262144

@@ -71,12 +71,12 @@ def citations(root, files):
 
 
 def audit(root):
-    """(orphans, dead, lab_records, cited): lists of results/ files or citations."""
+    """(orphans, dead, lab_records): lists of results/ files or citations."""
     files = committed(root)
     data = sorted(f for f in files if f.startswith("results/"))
     cited = citations(root, files)
     patterns = list(cited) + LOADER_GLOBS
-    reached, dead, reached_folders = set(), [], set()
+    reached, dead = set(), []
     for p in patterns:
         is_glob = any(c in p for c in "*?[")
         if is_glob:
@@ -86,8 +86,7 @@ def audit(root):
             folder = p.rstrip("/") + "/"
             hits = []
             if any(d.startswith(folder) for d in data):
-                reached_folders.add(folder)
-                continue
+                continue  # a folder link cites none of its files
         else:
             hits = [p] if p in data or os.path.exists(os.path.join(root, p)) else []
         # A doc's path or glob must match; a script's glob may name what it is about to write.
@@ -98,12 +97,12 @@ def audit(root):
     reached.add("results/README.md")
     orphans = [d for d in data if d not in reached]
     lab = [d for d in data if d.endswith(LAB_RECORDS)]
-    return orphans, dead, lab, cited
+    return orphans, dead, lab
 
 
 class Results(unittest.TestCase):
     def test_results_hold_only_what_is_read_and_every_cited_path_exists(self):
-        orphans, dead, lab, _ = audit(ROOT)
+        orphans, dead, lab = audit(ROOT)
         self.assertEqual(lab, [], "scripts/diffs/sources under results/: an experiment's record is its commit")
         self.assertEqual(dead, [], "cited but missing: fix the citation or commit the file")
         self.assertEqual(orphans, [], f"{len(orphans)} committed files under results/ that nothing cites: "
@@ -125,7 +124,7 @@ class Results(unittest.TestCase):
             write("results/logs/h200/unread.txt")
             write("results/logs/h200/job.sh")
             write("results/logs/h100/deeper/two.log")
-            orphans, dead, lab, _ = audit(tmp)
+            orphans, dead, lab = audit(tmp)
             self.assertEqual(orphans, ["results/logs/dir/inner.txt", "results/logs/h100/deeper/two.log",
                                        "results/logs/h200/job.sh", "results/logs/h200/unread.txt"])
             self.assertEqual(len(dead), 2, dead)

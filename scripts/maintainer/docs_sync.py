@@ -165,11 +165,8 @@ def table(spec, rows):
         flags = {"cols": "--cols", "pass": "--pass-rate"}
         key = shapes[0].split("=", 1)[0]
         values = ",".join(v.split("=", 1)[1].rstrip("%") for v in shapes)
-        # A step's own program has its short name (./step06); a step's second program its full one.
-        step = args["step"]
-        program = step[:6] if os.path.isdir(os.path.join(ROOT, "steps", step)) else step
         return (body + "\n\nReproduce (in the build directory): " +
-                f"./{program} --n {args['n']} {flags[key]} {values} --dtype {dtype} --reps {SWEEP_REPS}\n")
+                f"./{results.program(args['step'])} --n {args['n']} {flags[key]} {values} --dtype {dtype} --reps {SWEEP_REPS}\n")
     else:
         raise ValueError(f"unknown table kind '{kind}'")
     return body + "\n\n" + reproduce_line(listed_steps(body), sizes, dtype) + "\n"
@@ -180,8 +177,7 @@ def listed_steps(body):
     build directory: ./step05 for a step (steps/<name>/ exists), the full name for a second
     program of a step (step07_normalize). CUB and the floor are timed by every program."""
     found = re.findall(r"^\| (step\d\d_\w+) \|", body, flags=re.M)
-    names = [n[:6] if os.path.isdir(os.path.join(ROOT, "steps", n)) else n for n in found]
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(results.program(n) for n in found))
 
 
 def reproduce_line(steps, sizes, dtype):

@@ -25,7 +25,7 @@ if [ -z "$device" ]; then
 fi
 slug=$("$PLOT_PYTHON" -c "import sys; sys.path.insert(0, 'plots'); import results; print(results.slug('''$device'''))")
 gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-mkdir -p docs/logs "$build/quoted_logs"
+mkdir -p results/logs "$build/quoted_logs"
 status=0
 
 # nvcc and the architectures of the CMake build.

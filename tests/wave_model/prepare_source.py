@@ -49,10 +49,8 @@ def write(out_dir, step10_text, portable_text):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out_dir")
-    p.add_argument("--step10", default=os.path.join(STEP10, "step10_hip.cu"))
-    p.add_argument("--portable", default=os.path.join(STEP10, "portable.hpp"))
     a = p.parse_args()
-    with open(a.step10) as f, open(a.portable) as g:
+    with open(os.path.join(STEP10, "step10_hip.cu")) as f, open(os.path.join(STEP10, "portable.hpp")) as g:
         write(a.out_dir, f.read(), g.read())
     return 0
 

@@ -168,7 +168,7 @@ bool run_wave_ops(Block& b) {
   return any;
 }
 
-bool grid_arrive(Block& b) {
+void grid_arrive(Block& b) {
   GridBarrier& g = *b.grid;
   std::unique_lock<std::mutex> lock(g.m);
   const uint64_t generation = g.generation;
@@ -176,10 +176,9 @@ bool grid_arrive(Block& b) {
     g.waiting = 0;
     ++g.generation;
     g.cv.notify_all();
-    return true;
+    return;
   }
   g.cv.wait(lock, [&] { return g.generation != generation; });
-  return true;
 }
 
 void grid_leave(Block& b) {
