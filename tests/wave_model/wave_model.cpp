@@ -77,7 +77,6 @@ struct Fiber {
   uint64_t send = 0, recv = 0;  // a shuffle's value out and in; a ballot's mask in
   int src = 0;                  // the lane a shuffle reads
   bool predicate = false;
-  Site site{"", 0};
 };
 
 // The blocks of one cooperative launch meet here at grid.sync().
@@ -127,12 +126,10 @@ void wait_in(State s) {
   swap(f->ctx, b.scheduler);
 }
 
-bool same_site(const Site& a, const Site& b) { return a.line == b.line && std::strcmp(a.file, b.file) == 0; }
-
 // Runs every wavefront operation that every stopped wavefront waits at. Lanes of one wavefront
 // at operations of different kinds run as separate groups, one after the other, each seeing
 // the others as inactive; nothing is reported. Lanes at two calls of the same kind are one
-// group: the site does not tell them apart (wave_model.hpp), so divergent shuffles merge.
+// group (lanes are grouped by kind, not call site: wave_model.hpp), so divergent shuffles merge.
 bool run_wave_ops(Block& b) {
   bool any = false;
   const size_t n = b.fibers.size(), w = b.width;
@@ -144,7 +141,7 @@ bool run_wave_ops(Block& b) {
       for (size_t i = first; i < last; ++i) {
         Fiber& f = b.fibers[i];
         if (!at_wave_op(f.state)) continue;
-        if (group.empty() || (f.state == group[0]->state && same_site(f.site, group[0]->site))) group.push_back(&f);
+        if (group.empty() || f.state == group[0]->state) group.push_back(&f);
       }
       if (group.empty()) break;
       any = true;
@@ -268,25 +265,22 @@ Device& device() {
 
 const Lane& lane() { return this_block->current->lane; }
 
-uint64_t bpermute(uint64_t value, int src, Site site) {
+uint64_t bpermute(uint64_t value, int src) {
   Fiber* f = this_block->current;
   f->send = value;
   f->src = src;
-  f->site = site;
   wait_in(State::Shuffle);
   return f->recv;
 }
 
-uint64_t ballot(bool predicate, Site site) {
+uint64_t ballot(bool predicate) {
   Fiber* f = this_block->current;
   f->predicate = predicate;
-  f->site = site;
   wait_in(State::Ballot);
   return f->recv;
 }
 
-void converge(Site site) {
-  this_block->current->site = site;
+void converge() {
   wait_in(State::Converge);
 }
 

@@ -10,10 +10,10 @@
 //    operation (a shuffle, a ballot, a tile's sync): the operation runs when no lane of the
 //    wavefront can go on, with the lanes that reached it as the active ones; a lane that left
 //    (returned or waits at a barrier) is inactive, and reading it gives 0, as AMD's
-//    ds_bpermute does. Lanes are grouped by the operation's KIND only: the call site (Site) is
-//    a braced default argument, which g++ evaluates at the declaration, and every shuffle
-//    through port::shfl_down shares one call anyway. So two shuffles on divergent branches
-//    run as one group: divergent wave operations are NOT modelled (step 10 has none). Between
+//    ds_bpermute does. Lanes are grouped by the operation's KIND only, not by its call site
+//    (every shuffle of step 10 goes through one call, port::shfl_down): two shuffles on
+//    divergent branches run as one group, so divergent wave operations are NOT modelled
+//    (step 10 has none). Between
 //    two such operations each lane runs on its own, in lane order: the lockstep of a real
 //    wavefront through memory without a barrier is not modelled;
 //  - a tile may be at most W wide (warpSize), not HIP 5.2's CG WAVEFRONT_SIZE, which is 64 on
@@ -58,20 +58,12 @@ struct Lane {
 const Lane& lane();
 inline unsigned lane_id() { return lane().rank % lane().width; }
 
-// A call site, meant to tell lanes at different wavefront operations apart. As a braced default
-// argument it is evaluated at the declaration (g++ 12), so today every call of one kind has the
-// same site: the model groups lanes by kind only (see above).
-struct Site {
-  const char* file;
-  int line;
-};
-
 // The wavefront operations. bpermute: every active lane reads `value` of lane `src` (taken
 // modulo W); an inactive or missing source gives 0. ballot: bit i set for each active lane i
 // whose predicate is non-zero (bits W..63 are 0). converge: the active lanes meet, no data.
-uint64_t bpermute(uint64_t value, int src, Site site);
-uint64_t ballot(bool predicate, Site site);
-void converge(Site site);
+uint64_t bpermute(uint64_t value, int src);
+uint64_t ballot(bool predicate);
+void converge();
 void syncthreads();
 void grid_sync();
 

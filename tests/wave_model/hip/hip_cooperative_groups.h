@@ -47,15 +47,15 @@ class thread_block_tile {
   static constexpr unsigned int num_threads_ = Size;
   static unsigned int size() { return Size; }
   static unsigned int thread_rank() { return ::wave_model::lane().rank & (Size - 1); }
-  static void sync() { ::wave_model::converge(WAVE_MODEL_SITE); }
+  static void sync() { ::wave_model::converge(); }
   template <class T>
-  T shfl(T var, int src_rank, ::wave_model::Site site = WAVE_MODEL_SITE) const { return __shfl(var, src_rank, int(Size), site); }
+  T shfl(T var, int src_rank) const { return __shfl(var, src_rank, int(Size)); }
   template <class T>
-  T shfl_down(T var, unsigned int delta, ::wave_model::Site site = WAVE_MODEL_SITE) const { return __shfl_down(var, delta, int(Size), site); }
+  T shfl_down(T var, unsigned int delta) const { return __shfl_down(var, delta, int(Size)); }
   template <class T>
-  T shfl_up(T var, unsigned int delta, ::wave_model::Site site = WAVE_MODEL_SITE) const { return __shfl_up(var, delta, int(Size), site); }
+  T shfl_up(T var, unsigned int delta) const { return __shfl_up(var, delta, int(Size)); }
   template <class T>
-  T shfl_xor(T var, unsigned int mask, ::wave_model::Site site = WAVE_MODEL_SITE) const { return __shfl_xor(var, int(mask), int(Size), site); }
+  T shfl_xor(T var, unsigned int mask) const { return __shfl_xor(var, int(mask), int(Size)); }
 };
 
 template <unsigned int Size, class Parent>

@@ -36,17 +36,16 @@ struct alignas(16) int4 { int x, y, z, w; };
 struct alignas(16) float4 { float x, y, z, w; };
 
 // ---- wavefront operations ---------------------------------------------------------------
-#define WAVE_MODEL_SITE ::wave_model::Site { __builtin_FILE(), __builtin_LINE() }
 
 inline unsigned __lane_id() { return ::wave_model::lane_id(); }
 
 namespace wave_model_detail {
 template <typename T>
-T bpermute(T var, int src, ::wave_model::Site site) {
+T bpermute(T var, int src) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "a shuffle moves up to 64 bits");
   uint64_t bits = 0;
   std::memcpy(&bits, &var, sizeof(T));
-  bits = ::wave_model::bpermute(bits, src, site);
+  bits = ::wave_model::bpermute(bits, src);
   T out;
   std::memcpy(&out, &bits, sizeof(T));
   return out;
@@ -56,44 +55,44 @@ T bpermute(T var, int src, ::wave_model::Site site) {
 // HIP 5.2: a lane reads within its own segment of `width` lanes; a source past the segment's
 // end (down) or before its start (up) leaves the lane its own value.
 template <typename T>
-T __shfl(T var, int src_lane, int width = warpSize, ::wave_model::Site site = WAVE_MODEL_SITE) {
+T __shfl(T var, int src_lane, int width = warpSize) {
   const int self = int(__lane_id());
-  return wave_model_detail::bpermute(var, src_lane + (self & ~(width - 1)), site);
+  return wave_model_detail::bpermute(var, src_lane + (self & ~(width - 1)));
 }
 template <typename T>
-T __shfl_up(T var, unsigned int lane_delta, int width = warpSize, ::wave_model::Site site = WAVE_MODEL_SITE) {
+T __shfl_up(T var, unsigned int lane_delta, int width = warpSize) {
   const int self = int(__lane_id());
   int index = self - int(lane_delta);
   index = (index < (self & ~(width - 1))) ? self : index;
-  return wave_model_detail::bpermute(var, index, site);
+  return wave_model_detail::bpermute(var, index);
 }
 template <typename T>
-T __shfl_down(T var, unsigned int lane_delta, int width = warpSize, ::wave_model::Site site = WAVE_MODEL_SITE) {
+T __shfl_down(T var, unsigned int lane_delta, int width = warpSize) {
   const int self = int(__lane_id());
   int index = self + int(lane_delta);
   index = int((self & (width - 1)) + lane_delta) >= width ? self : index;
-  return wave_model_detail::bpermute(var, index, site);
+  return wave_model_detail::bpermute(var, index);
 }
 template <typename T>
-T __shfl_xor(T var, int lane_mask, int width = warpSize, ::wave_model::Site site = WAVE_MODEL_SITE) {
+T __shfl_xor(T var, int lane_mask, int width = warpSize) {
   const int self = int(__lane_id());
   int index = self ^ lane_mask;
   index = index >= ((self + width) & ~(width - 1)) ? self : index;
-  return wave_model_detail::bpermute(var, index, site);
+  return wave_model_detail::bpermute(var, index);
 }
 
 // 64 bits on every target, wave32 too (the upper 32 are 0 there).
-inline unsigned long long __ballot(int predicate, ::wave_model::Site site = WAVE_MODEL_SITE) {
-  return ::wave_model::ballot(predicate != 0, site);
+inline unsigned long long __ballot(int predicate) {
+  return ::wave_model::ballot(predicate != 0);
 }
-inline unsigned long long __ballot64(int predicate, ::wave_model::Site site = WAVE_MODEL_SITE) {
-  return ::wave_model::ballot(predicate != 0, site);
+inline unsigned long long __ballot64(int predicate) {
+  return ::wave_model::ballot(predicate != 0);
 }
-inline int __any(int predicate, ::wave_model::Site site = WAVE_MODEL_SITE) { return ::wave_model::ballot(predicate != 0, site) != 0; }
-inline int __all(int predicate, ::wave_model::Site site = WAVE_MODEL_SITE) {
+inline int __any(int predicate) { return ::wave_model::ballot(predicate != 0) != 0; }
+inline int __all(int predicate) {
   // every active lane: the active lanes are those that vote at all
-  const unsigned long long active = ::wave_model::ballot(true, site);
-  return ::wave_model::ballot(predicate != 0, site) == active;
+  const unsigned long long active = ::wave_model::ballot(true);
+  return ::wave_model::ballot(predicate != 0) == active;
 }
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
