@@ -18,9 +18,21 @@ AUDIT = os.path.join(ROOT, "scripts", "maintainer", "wave_audit.py")
 STEP10 = os.path.join(ROOT, "steps", "step10_hip", "step10_hip.cu")
 PORTABLE = os.path.join(ROOT, "steps", "step10_hip", "portable.hpp")
 STEP05 = os.path.join(ROOT, "steps", "step05_vectorized", "step05_vectorized.cu")
-WAVE_LOOP = "for (int offset = port::kWaveSize / 2; offset > 0; offset /= 2)"
-LANE_LINE = "  const unsigned lane = threadIdx.x % port::kWaveSize, wave = threadIdx.x / port::kWaveSize;"
+sys.path.insert(0, os.path.join(ROOT, "tests", "wave_model"))
+from mutants import LANE_LINE, MUTANTS, WAVE_LOOP  # noqa: E402  the model's mutants: the same edits
 HIP_WIDTH = "constexpr int kWaveSize = __AMDGCN_WAVEFRONT_SIZE;"
+# The wavefront model's mutants (tests/wave_model/mutants.py) that the audit must see too, and
+# the kind it reports for each.
+AUDITED_MUTANTS = {"lane_and31_var": "lane-index", "thread_rank_and31": "lane-index", "ballot_32bit": "mask",
+                   "tree_from_16": "shuffle-16", "wave_sums_32": "per-warp-slots", "shfl_width_32": "shuffle-width-32",
+                   "hip_wave_size_32": "wave-size"}
+
+
+def mutant_edits():
+    """(file, old, new, kind) of each audited mutant."""
+    files = {"step10_hip.cu": STEP10, "portable.hpp": PORTABLE}
+    return [(files[fname], old, new, AUDITED_MUTANTS[name]) for name, fname, old, new, _, _ in MUTANTS
+            if name in AUDITED_MUTANTS]
 
 
 def run(*args, audit=AUDIT):
@@ -58,19 +70,11 @@ class WaveAudit(unittest.TestCase):
         self.assertEqual(kinds_found(PORTABLE), [])  # CUDA's 32 carries `wave-audit: allow`
 
     def test_width_assumptions_written_into_the_source_are_caught(self):
-        edits = [  # (file, old, new, a kind the audit must report)
-            (STEP10, WAVE_LOOP, WAVE_LOOP.replace("port::kWaveSize / 2", "16"), "shuffle-16"),
-            (STEP10, LANE_LINE, "  const unsigned tid = threadIdx.x;\n  const unsigned lane = tid & 31, wave = tid / port::kWaveSize;",
-             "lane-index"),
+        edits = mutant_edits() + [  # (file, old, new, a kind the audit must report)
             (STEP10, LANE_LINE, "  const unsigned lane = cg::this_thread_block().thread_rank() & 31, wave = threadIdx.x >> 5;",
              "lane-index"),
-            (STEP10, "__device__ T wave_sum(T value) {\n",
-             "__device__ T wave_sum(T value) {\n  if (__ballot(1) != 0xffffffff) return value;\n", "mask"),
-            (STEP10, "__shared__ T wave_sums[kThreads / port::kWaveSize];", "__shared__ T wave_sums[32];", "per-warp-slots"),
             (STEP10, "__shared__ T wave_sums[kThreads / port::kWaveSize];", "__shared__ T wave_sums[kThreads / 32];",
              "warps-per-block"),
-            (PORTABLE, "__shfl_down(value, delta, kWaveSize)", "__shfl_down(value, delta, 32)", "shuffle-width-32"),
-            (PORTABLE, HIP_WIDTH, "constexpr int kWaveSize = 32;", "wave-size"),
             (STEP05, "  if (warp.thread_rank() == 0) warp_sums[warp_id] = value;",
              "  __syncwarp(0xffffffff);\n  if (warp.thread_rank() == 0) warp_sums[warp_id] = value;", "mask"),
             (STEP05, "  if (warp_id == 0)\n", "  if (warp_id == 0 && __activemask() == 0xffffffff)\n", "mask"),
